@@ -1,0 +1,39 @@
+# perfkit — two commands: `make reproduce` and `make test`.
+# Both bootstrap a local virtual environment (.venv) from pyproject.toml first.
+PYTHON ?= python3
+VENV   := .venv
+PY     := $(VENV)/bin/python
+STAMP  := $(VENV)/.perfkit-installed
+QUICK  ?=
+PYTEST_ARGS ?=
+
+ifeq ($(QUICK),1)
+REPRO_FLAGS := --quick --figures-dir build/figures-quick
+endif
+
+.PHONY: help setup reproduce test lab clean
+
+help:
+	@echo "make reproduce [QUICK=1]  execute every chapter notebook (build/ + figures/)"
+	@echo "make test                 run the test suite"
+	@echo "make lab                  open JupyterLab on notebooks/"
+	@echo "make setup                only create .venv and install perfkit"
+
+$(STAMP): pyproject.toml constraints.txt
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet -c constraints.txt -e '.[test]'
+	@touch $(STAMP)
+
+setup: $(STAMP)
+
+reproduce: $(STAMP)
+	$(VENV)/bin/perfkit reproduce $(REPRO_FLAGS)
+
+test: $(STAMP)
+	$(PY) -m pytest $(PYTEST_ARGS)
+
+lab: $(STAMP)
+	$(VENV)/bin/jupyter lab notebooks/
+
+clean:
+	rm -rf build .pytest_cache

@@ -1,0 +1,73 @@
+"""perfkit — performance modelling of distributed deep-learning training.
+
+A workbench that reproduces and extends Kavarakuntla (2023), *Performance
+modelling for scalable deep learning*. Submodules are imported lazily, so
+``import perfkit`` is fast and has no side effects.
+
+Modules
+-------
+equations
+    Chapter 3 S-SGD phase model: eqs. 3.1–3.8.
+metrics
+    MAPE (4.13), MAE, MSE, RMSE, R² (3.10–3.12).
+thesis
+    The thesis's published tables as tidy DataFrames.
+figures
+    The single writer of figures and tables.
+ch3
+    Chapter 3 analysis helpers used by the notebook.
+"""
+from __future__ import annotations
+
+import importlib
+
+__version__ = "0.1.0"
+
+_EXPORTS = {
+    # equations (Chapter 3)
+    "iteration_time_sgd": "equations",
+    "iteration_time_ssgd": "equations",
+    "iteration_time_multi": "equations",
+    "iteration_time_single": "equations",
+    "iteration_time_pipelined": "equations",
+    "speedup": "equations",
+    "speedup_pipelined": "equations",
+    "load_imbalance_factor": "equations",
+    "evaluate": "equations",
+    # metrics
+    "mape": "metrics",
+    "mae": "metrics",
+    "mse": "metrics",
+    "rmse": "metrics",
+    "r2": "metrics",
+    "regression_report": "metrics",
+    # thesis reference data
+    "load_thesis_table": "thesis",
+    "list_thesis_tables": "thesis",
+    # output
+    "savefig": "figures",
+    "savetable": "figures",
+    "use_style": "figures",
+    # paths
+    "data_dir": "paths",
+    "figures_dir": "paths",
+    "repo_root": "paths",
+}
+_SUBMODULES = ("equations", "metrics", "thesis", "figures", "paths", "ch3", "reproduce", "cli")
+
+__all__ = sorted(_EXPORTS) + ["__version__"]
+
+
+def __getattr__(name: str):
+    if name in _EXPORTS:
+        module = importlib.import_module(f".{_EXPORTS[name]}", __name__)
+        value = getattr(module, name)
+        globals()[name] = value
+        return value
+    if name in _SUBMODULES:
+        return importlib.import_module(f".{name}", __name__)
+    raise AttributeError(f"module 'perfkit' has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(set(globals()) | set(__all__) | set(_SUBMODULES))

@@ -1,0 +1,110 @@
+"""Execute the chapter notebooks with papermill (what ``make reproduce`` runs).
+
+Executed copies go to a git-ignored build folder; the notebooks themselves write
+figures and tables to ``figures/`` through :mod:`perfkit.figures`.
+"""
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+from .paths import repo_root
+
+__all__ = ["CHAPTERS", "notebook_path", "run_notebook", "reproduce"]
+
+#: chapter -> notebook file in notebooks/
+CHAPTERS: dict[str, str] = {
+    "ch3": "ch3_sgd_phase_model.ipynb",
+}
+
+
+def notebook_path(chapter: str) -> Path:
+    """Path of a chapter's notebook; ``ValueError`` for an unknown chapter."""
+    if chapter not in CHAPTERS:
+        raise ValueError(f"chapter: unknown {chapter!r}; known chapters: {', '.join(CHAPTERS)}")
+    return repo_root() / "notebooks" / CHAPTERS[chapter]
+
+
+def run_notebook(
+    notebook: str | Path,
+    build_dir: str | Path = "build",
+    parameters: dict | None = None,
+    kernel_name: str | None = None,
+    progress: bool = True,
+) -> Path:
+    """Execute one notebook with papermill.
+
+    Parameters
+    ----------
+    notebook : path
+        The notebook to run (its folder is the working directory).
+    build_dir : path, default "build"
+        Where the executed copy is written (relative paths are relative to the
+        repository root).
+    parameters : dict, optional
+        Values for the notebook's ``parameters`` cell.
+    kernel_name : str, optional
+        Jupyter kernel; defaults to the notebook's own (python3).
+    progress : bool, default True
+        Show papermill's cell progress bar.
+
+    Returns
+    -------
+    pathlib.Path
+        The executed notebook.
+    """
+    import papermill as pm
+
+    notebook = Path(notebook)
+    if not notebook.is_file():
+        raise FileNotFoundError(f"notebook not found: {notebook}")
+    out_dir = Path(build_dir)
+    if not out_dir.is_absolute():
+        out_dir = repo_root() / out_dir
+    out_dir.mkdir(parents=True, exist_ok=True)
+    output = out_dir / notebook.name
+    pm.execute_notebook(
+        str(notebook),
+        str(output),
+        parameters=parameters or {},
+        kernel_name=kernel_name,
+        cwd=str(notebook.parent),
+        progress_bar=progress,
+    )
+    return output
+
+
+def reproduce(
+    chapters: list[str] | None = None,
+    quick: bool = False,
+    build_dir: str | Path = "build",
+    figures_dir: str | None = None,
+    progress: bool = True,
+) -> list[Path]:
+    """Run the chapter notebooks in order.
+
+    Parameters
+    ----------
+    chapters : list of str, optional
+        Subset of :data:`CHAPTERS` (default: all).
+    quick : bool, default False
+        Pass ``quick=True`` to each notebook (small budgets, for tests).
+    build_dir : path, default "build"
+        Folder of executed notebooks.
+    figures_dir : str, optional
+        Where the notebooks write figures/tables (default ``figures/``).
+    progress : bool, default True
+        Show progress bars.
+    """
+    chapters = list(CHAPTERS) if not chapters else chapters
+    paths = [notebook_path(c) for c in chapters]  # validate all names first
+    outputs = []
+    for chapter, nb in zip(chapters, paths):
+        params: dict = {"quick": quick}
+        if figures_dir:
+            params["figures_dir"] = str(Path(figures_dir).resolve())
+        start = time.perf_counter()
+        print(f"[perfkit] {chapter}: executing {nb.name} (quick={quick})", flush=True)
+        outputs.append(run_notebook(nb, build_dir=build_dir, parameters=params, progress=progress))
+        print(f"[perfkit] {chapter}: done in {time.perf_counter() - start:.1f} s -> {outputs[-1]}", flush=True)
+    return outputs
