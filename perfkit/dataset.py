@@ -1,0 +1,154 @@
+"""Validation of user tables for the Chapter 4 models.
+
+One function, :func:`validate_frame`, checks a DataFrame against the column roles of
+the generic performance model (numeric intrinsic, categorical intrinsic,
+extrinsic, target) and raises one clear :class:`ValueError` naming the column and
+row at fault.
+"""
+from __future__ import annotations
+
+import difflib
+from typing import Sequence
+
+import numpy as np
+
+__all__ = ["validate_frame", "validate_target", "column_list"]
+
+
+def column_list(name: str, value) -> list[str]:
+    """Normalise a column argument (None, ``"a,b"`` or a sequence) to a list of names."""
+    if value is None:
+        return []
+    if isinstance(value, str):
+        return [v.strip() for v in value.split(",") if v.strip()]
+    try:
+        out = [str(v) for v in value]
+    except TypeError:
+        raise ValueError(f"{name}: expected a list of column names, got {value!r}") from None
+    return out
+
+
+def _missing(frame, col: str, role: str) -> ValueError:
+    close = difflib.get_close_matches(col, [str(c) for c in frame.columns], n=1)
+    hint = f"; did you mean {close[0]!r}?" if close else f"; columns are {list(frame.columns)}"
+    return ValueError(f"{role} column {col!r} not found{hint}")
+
+
+def _row_label(frame, pos: int):
+    return frame.index[pos]
+
+
+def validate_frame(
+    X,
+    numeric: Sequence[str] = (),
+    categorical: Sequence[str] = (),
+    extrinsic: Sequence[str] = (),
+    *,
+    categories: dict | None = None,
+    min_rows: int = 1,
+):
+    """Check a table of configurations and return it as a DataFrame.
+
+    Parameters
+    ----------
+    X : pandas.DataFrame
+        One row per measured configuration.
+    numeric, extrinsic : sequence of str
+        Columns raised to a fitted power: they must be numeric, finite and > 0.
+    categorical : sequence of str
+        Columns treated as categories (any values but missing ones).
+    categories : dict, optional
+        Known levels per categorical column (from fitting); a level not in it
+        raises an error naming the column, the value and the row.
+    min_rows : int, default 1
+        Fewest rows accepted.
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``X`` itself (not copied).
+
+    Raises
+    ------
+    ValueError
+        Missing or misspelt column (with a suggestion), a column used twice,
+        NaN/inf, non-numeric values, values <= 0 in a powered column, unseen
+        categories, an empty frame or too few rows.
+    """
+    import pandas as pd
+
+    if not isinstance(X, pd.DataFrame):
+        raise ValueError(f"X: expected a pandas DataFrame, got {type(X).__name__}")
+    roles = [("numeric", c) for c in numeric] + [("categorical", c) for c in categorical] + [
+        ("extrinsic", c) for c in extrinsic
+    ]
+    if not roles:
+        raise ValueError("no columns given: set numeric, categorical and/or extrinsic")
+    seen: dict[str, str] = {}
+    for role, col in roles:
+        if col in seen:
+            raise ValueError(f"column {col!r} is given twice (as {seen[col]} and as {role})")
+        seen[col] = role
+    if len(X) == 0:
+        raise ValueError("X: the table is empty (0 rows)")
+    if len(X) < min_rows:
+        raise ValueError(f"X: {len(X)} rows are fewer than the {min_rows} needed (the model has that many parameters)")
+    for role, col in roles:
+        if col not in X.columns:
+            raise _missing(X, col, role)
+        s = X[col]
+        if role == "categorical":
+            na = s.isna().to_numpy()
+            if na.any():
+                raise ValueError(f"categorical column {col!r}: missing value in row {_row_label(X, int(np.flatnonzero(na)[0]))!r}")
+            if categories is not None:
+                known = set(categories[col])
+                unseen = ~s.isin(known).to_numpy()
+                if unseen.any():
+                    pos = int(np.flatnonzero(unseen)[0])
+                    raise ValueError(
+                        f"categorical column {col!r}: unseen category {s.iloc[pos]!r} in row "
+                        f"{_row_label(X, pos)!r}; known: {sorted(map(str, known))}"
+                    )
+            continue
+        values = pd.to_numeric(s, errors="coerce")
+        bad = values.isna().to_numpy() & s.notna().to_numpy()
+        if bad.any():
+            pos = int(np.flatnonzero(bad)[0])
+            raise ValueError(f"{role} column {col!r}: non-numeric value {s.iloc[pos]!r} in row {_row_label(X, pos)!r}")
+        arr = values.to_numpy(dtype=float)
+        nonfinite = ~np.isfinite(arr)
+        if nonfinite.any():
+            pos = int(np.flatnonzero(nonfinite)[0])
+            raise ValueError(f"{role} column {col!r}: {arr[pos]} in row {_row_label(X, pos)!r}")
+        nonpos = arr <= 0
+        if nonpos.any():
+            pos = int(np.flatnonzero(nonpos)[0])
+            raise ValueError(
+                f"{role} column {col!r}: value {arr[pos]:g} in row {_row_label(X, pos)!r} must be > 0 "
+                "(it is raised to a fitted power)"
+            )
+    return X
+
+
+def validate_target(y, X=None, name: str = "y"):
+    """Check the measured times: numeric, finite, one per row of ``X``. Returns a float array."""
+    import pandas as pd
+
+    if isinstance(y, str):
+        raise ValueError(f"{name}: expected the target values, got the string {y!r} (pass X[{y!r}])")
+    values = pd.to_numeric(pd.Series(np.asarray(y).ravel()), errors="coerce")
+    raw = np.asarray(y).ravel()
+    labels = X.index if X is not None and len(X) == len(raw) else pd.RangeIndex(len(raw))
+    bad = values.isna().to_numpy()
+    if bad.any():
+        pos = int(np.flatnonzero(bad)[0])
+        raise ValueError(f"{name}: non-numeric or missing value {raw[pos]!r} in row {labels[pos]!r}")
+    arr = values.to_numpy(dtype=float)
+    nonfinite = ~np.isfinite(arr)
+    if nonfinite.any():
+        pos = int(np.flatnonzero(nonfinite)[0])
+        raise ValueError(f"{name}: {arr[pos]} in row {labels[pos]!r}")
+    if X is not None and len(arr) != len(X):
+        raise ValueError(f"{name}: {len(arr)} values for {len(X)} rows of X")
+    return arr

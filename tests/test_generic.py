@@ -1,0 +1,163 @@
+"""GenericPerformanceModel: fit/predict, scikit-learn integration, JSON, engines, validation."""
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from perfkit.generic import GenericPerformanceModel
+
+
+def _data(n=240, seed=0, noise=0.02):
+    rng = np.random.default_rng(seed)
+    X = pd.DataFrame({
+        "kernel": rng.choice([2.0, 3.0, 4.0, 5.0], n),
+        "filters": rng.choice([4.0, 8.0, 16.0, 32.0, 64.0], n),
+        "act": rng.choice(["relu", "tanh", "sigmoid"], n),
+        "gpus": rng.choice([1.0, 2.0, 3.0], n),
+        "batch": rng.choice([8.0, 16.0, 32.0, 64.0, 128.0], n),
+    })
+    k = X["act"].map({"relu": 1.0, "tanh": 2.0, "sigmoid": 3.0})
+    t = (2.0 * X["kernel"] ** 1.5 + 0.5 * X["filters"] ** 0.8 + k) * X["gpus"] ** -0.9 * X["batch"] ** -1.0 + 0.3
+    y = t.to_numpy() * (1 + noise * rng.standard_normal(n))
+    return X, y
+
+
+def _model(**kw):
+    return GenericPerformanceModel(numeric=["kernel", "filters"], categorical=["act"], extrinsic=["gpus", "batch"],
+                                   random_state=0, **kw)
+
+
+@pytest.fixture(scope="module")
+def fitted():
+    X, y = _data()
+    return _model().fit(X, y), X, y
+
+
+def test_fit_recovers_known_powers(fitted):
+    m, X, y = fitted
+    q = dict(zip(m.power_names_, m.powers_))
+    assert q["q[gpus]"] == pytest.approx(-0.9, abs=0.03)
+    assert q["q[batch]"] == pytest.approx(-1.0, abs=0.03)
+    assert q["p[kernel]"] == pytest.approx(1.5, abs=0.3)
+    assert m.score(X, y) > 0.98
+    assert m.objective_ == pytest.approx(np.mean(np.abs(y - m.predict(X))))
+    assert m.n_iter_ > 0 and len(m.history_) == m.n_iter_ and m.history_[-1] <= m.history_[0]
+
+
+def test_params_table_layout(fitted):
+    m = fitted[0]
+    p = m.params_
+    assert list(p.columns) == ["term", "kind", "column", "level", "a", "p", "q", "C"]
+    assert list(p["kind"]) == ["numeric"] * 2 + ["categorical"] * 3 + ["extrinsic"] * 2 + ["constant"]
+    assert p.loc[p.term == "C", "C"].iloc[0] == pytest.approx(m.coef_[-1])
+    assert ((p["a"].dropna() >= 0) & (p["a"].dropna() <= 1000)).all()
+
+
+def test_same_seed_same_numbers():
+    X, y = _data(n=150)
+    a = _model(maxiter=30).fit(X, y)
+    b = _model(maxiter=30).fit(X, y)
+    np.testing.assert_array_equal(a.coef_, b.coef_)
+    np.testing.assert_array_equal(a.powers_, b.powers_)
+
+
+def test_sklearn_integration():
+    from sklearn.base import clone
+    from sklearn.model_selection import GridSearchCV, cross_val_score
+    from sklearn.pipeline import Pipeline
+
+    X, y = _data(n=150)
+    m = _model(maxiter=20, penalty="l2")
+    assert clone(m).get_params()["penalty"] == "l2"
+    scores = cross_val_score(m, X, y, cv=3)
+    assert scores.shape == (3,) and np.all(scores > 0.8)
+    gs = GridSearchCV(m, {"lam": [1e-4, 1e-1]}, cv=2).fit(X, y)
+    assert gs.best_params_["lam"] == 1e-4  # heavy shrinkage fits worse
+    pipe = Pipeline([("model", _model(maxiter=20))]).fit(X, y)
+    assert pipe.predict(X.head(3)).shape == (3,)
+
+
+def test_l2_penalty_shrinks_parameters():
+    X, y = _data(n=150)
+    free = _model(maxiter=40).fit(X, y)
+    shrunk = _model(maxiter=40, penalty="l2", lam=1.0).fit(X, y)
+    norm = lambda m: np.sum(m.coef_[:-1] ** 2) + np.sum(m.powers_ ** 2)  # noqa: E731
+    assert norm(shrunk) < norm(free)
+
+
+def test_reference_coding_fixes_first_level():
+    X, y = _data(n=150)
+    m = GenericPerformanceModel(numeric=["kernel"], categorical=["act", "gpus"], extrinsic=["batch"],
+                                coding="reference", random_state=0, maxiter=30).fit(X, y)
+    p = m.params_
+    gp = p[p.column == "gpus"]
+    assert gp["a"].iloc[0] == 0.0 and len(gp) == 3
+    assert len(m.linear_names_) == 1 + 3 + 2 + 1
+
+
+def test_json_round_trip(fitted, tmp_path):
+    m, X, _ = fitted
+    path = tmp_path / "model.json"
+    text = m.to_json(path)
+    assert json.loads(text)["format"] == "perfkit.GenericPerformanceModel"
+    m2 = GenericPerformanceModel.from_json(path)
+    np.testing.assert_allclose(m2.predict(X), m.predict(X), rtol=0, atol=0)
+    assert m2.get_params() == m.get_params()
+    with pytest.raises(ValueError, match="format"):
+        GenericPerformanceModel.from_json('{"a": 1}')
+
+
+def test_thesis_engine_runs_and_is_reported():
+    X, y = _data(n=120)
+    m = _model(method="thesis", maxiter=15).fit(X, y)
+    assert m.n_iter_ <= 15 and np.isfinite(m.objective_)
+    assert m.objective_ == pytest.approx(np.mean(np.abs(y - m.predict(X))))
+
+
+@pytest.mark.parametrize(
+    "mutate, kw, match",
+    [
+        (lambda X: X.drop(columns="kernel"), {}, "numeric column 'kernel' not found"),
+        (lambda X: X.rename(columns={"filters": "filter"}), {}, "did you mean 'filter'"),
+        (lambda X: X.assign(kernel=X["kernel"].where(X.index != 5, np.nan)), {}, "'kernel': nan in row 5"),
+        (lambda X: X.assign(batch=X["batch"].where(X.index != 7, np.inf)), {}, "'batch': inf in row 7"),
+        (lambda X: X.assign(filters=X["filters"].astype(object).where(X.index != 3, "many")), {},
+         "non-numeric value 'many' in row 3"),
+        (lambda X: X.assign(gpus=X["gpus"].where(X.index != 2, 0.0)), {}, "'gpus': value 0 in row 2 must be > 0"),
+        (lambda X: X.iloc[:0], {}, "empty"),
+        (lambda X: X.iloc[:5], {}, "fewer than the 10 parameters"),
+        (lambda X: X, {"penalty": "l3"}, "penalty"),
+        (lambda X: X, {"lam": -1.0, "penalty": "l2"}, "lam"),
+        (lambda X: X, {"lam": 0.1}, "needs penalty"),
+        (lambda X: X, {"method": "fast"}, "method"),
+        (lambda X: X, {"bounds": {"z": (0, 1)}}, "bounds: unknown key 'z'"),
+    ],
+)
+def test_validation_errors(mutate, kw, match):
+    X, y = _data(n=60)
+    X2 = mutate(X)
+    with pytest.raises(ValueError, match=match):
+        _model(maxiter=2, **kw).fit(X2, y[: len(X2)])
+
+
+def test_unseen_category_and_unfitted(fitted):
+    m, X, _ = fitted
+    bad = X.head(3).copy()
+    bad.loc[bad.index[1], "act"] = "gelu"
+    with pytest.raises(ValueError, match="unseen category 'gelu' in row 1"):
+        m.predict(bad)
+    from sklearn.exceptions import NotFittedError
+
+    with pytest.raises(NotFittedError):
+        _model().predict(X)
+
+
+def test_target_validation():
+    X, y = _data(n=60)
+    y = y.astype(object)
+    y[4] = "slow"
+    with pytest.raises(ValueError, match="y: non-numeric or missing value 'slow' in row 4"):
+        _model(maxiter=2).fit(X, y)
+    with pytest.raises(ValueError, match="59 values for 60 rows"):
+        _model(maxiter=2).fit(X, np.ones(59))
