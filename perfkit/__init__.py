@@ -16,6 +16,18 @@ figures
     The single writer of figures and tables.
 ch3
     Chapter 3 analysis helpers used by the notebook.
+lif
+    Eq. 3.9: OLS regression of epoch time on workers and LIF.
+generic
+    Chapter 4 generic performance model (eq. 4.4), a scikit-learn estimator.
+fitting
+    Repeated fits, L1/L2 sweeps over λ, cross-validated λ (joblib-parallel).
+baselines
+    Random forest and SVR pipelines and the comparison table.
+dataset
+    Validation of user tables.
+synthetic
+    Table 4.1-shaped synthetic data for tests and benchmarks (not measurements).
 """
 from __future__ import annotations
 
@@ -44,6 +56,17 @@ _EXPORTS = {
     # thesis reference data
     "load_thesis_table": "thesis",
     "list_thesis_tables": "thesis",
+    # Chapter 4: generic model, fits, baselines
+    "GenericPerformanceModel": "generic",
+    "fit_repeated": "fitting",
+    "regularisation_sweep": "fitting",
+    "choose_lambda_cv": "fitting",
+    "make_baseline": "baselines",
+    "compare_models": "baselines",
+    "train_test_split_frame": "baselines",
+    # Chapter 3: LIF regression (eq. 3.9)
+    "fit_lif_regression": "lif",
+    "lif_from_worker_times": "lif",
     # output
     "savefig": "figures",
     "savetable": "figures",
@@ -53,7 +76,8 @@ _EXPORTS = {
     "figures_dir": "paths",
     "repo_root": "paths",
 }
-_SUBMODULES = ("equations", "metrics", "thesis", "figures", "paths", "ch3", "reproduce", "cli")
+_SUBMODULES = ("equations", "metrics", "thesis", "figures", "paths", "ch3", "reproduce", "cli", "generic",
+               "fitting", "baselines", "lif", "dataset", "synthetic")
 
 __all__ = sorted(_EXPORTS) + ["__version__"]
 

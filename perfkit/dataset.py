@@ -12,7 +12,7 @@ from typing import Sequence
 
 import numpy as np
 
-__all__ = ["validate_frame", "validate_target", "column_list"]
+__all__ = ["validate_frame", "validate_target", "column_list", "missing_column_error"]
 
 
 def column_list(name: str, value) -> list[str]:
@@ -28,14 +28,18 @@ def column_list(name: str, value) -> list[str]:
     return out
 
 
-def _missing(frame, col: str, role: str) -> ValueError:
+def missing_column_error(frame, col: str, role: str) -> ValueError:
     close = difflib.get_close_matches(col, [str(c) for c in frame.columns], n=1)
     hint = f"; did you mean {close[0]!r}?" if close else f"; columns are {list(frame.columns)}"
     return ValueError(f"{role} column {col!r} not found{hint}")
 
 
+def _plain(v):
+    return v.item() if isinstance(v, np.generic) else v
+
+
 def _row_label(frame, pos: int):
-    return frame.index[pos]
+    return _plain(frame.index[pos])
 
 
 def validate_frame(
@@ -95,7 +99,7 @@ def validate_frame(
         raise ValueError(f"X: {len(X)} rows are fewer than the {min_rows} needed (the model has that many parameters)")
     for role, col in roles:
         if col not in X.columns:
-            raise _missing(X, col, role)
+            raise missing_column_error(X, col, role)
         s = X[col]
         if role == "categorical":
             na = s.isna().to_numpy()
@@ -107,7 +111,7 @@ def validate_frame(
                 if unseen.any():
                     pos = int(np.flatnonzero(unseen)[0])
                     raise ValueError(
-                        f"categorical column {col!r}: unseen category {s.iloc[pos]!r} in row "
+                        f"categorical column {col!r}: unseen category {_plain(s.iloc[pos])!r} in row "
                         f"{_row_label(X, pos)!r}; known: {sorted(map(str, known))}"
                     )
             continue
@@ -115,7 +119,7 @@ def validate_frame(
         bad = values.isna().to_numpy() & s.notna().to_numpy()
         if bad.any():
             pos = int(np.flatnonzero(bad)[0])
-            raise ValueError(f"{role} column {col!r}: non-numeric value {s.iloc[pos]!r} in row {_row_label(X, pos)!r}")
+            raise ValueError(f"{role} column {col!r}: non-numeric value {_plain(s.iloc[pos])!r} in row {_row_label(X, pos)!r}")
         arr = values.to_numpy(dtype=float)
         nonfinite = ~np.isfinite(arr)
         if nonfinite.any():
@@ -143,12 +147,12 @@ def validate_target(y, X=None, name: str = "y"):
     bad = values.isna().to_numpy()
     if bad.any():
         pos = int(np.flatnonzero(bad)[0])
-        raise ValueError(f"{name}: non-numeric or missing value {raw[pos]!r} in row {labels[pos]!r}")
+        raise ValueError(f"{name}: non-numeric or missing value {_plain(raw[pos])!r} in row {_plain(labels[pos])!r}")
     arr = values.to_numpy(dtype=float)
     nonfinite = ~np.isfinite(arr)
     if nonfinite.any():
         pos = int(np.flatnonzero(nonfinite)[0])
-        raise ValueError(f"{name}: {arr[pos]} in row {labels[pos]!r}")
+        raise ValueError(f"{name}: {arr[pos]} in row {_plain(labels[pos])!r}")
     if X is not None and len(arr) != len(X):
         raise ValueError(f"{name}: {len(arr)} values for {len(X)} rows of X")
     return arr

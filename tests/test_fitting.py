@@ -1,0 +1,44 @@
+"""Repeated fits, λ sweeps and cross-validated λ."""
+import numpy as np
+import pytest
+
+from perfkit.fitting import choose_lambda_cv, fit_repeated, regularisation_sweep
+from tests.test_generic import _data, _model
+
+
+def test_fit_repeated_summary_layout_and_determinism():
+    X, y = _data(n=120)
+    rep = fit_repeated(_model(maxiter=15), X, y, seeds=3, progress=False)
+    assert rep.seeds == [0, 1, 2] and len(rep.models) == 3
+    s = rep.summary()
+    assert {"a_mean", "a_std", "p_mean", "p_std", "q_mean", "q_std", "C_mean", "C_std"} <= set(s.columns)
+    assert list(s["term"])[-1] == "C"
+    # q is found consistently across seeds on clean data
+    assert s.loc[s.term == "gpus", "q_std"].iloc[0] < 0.05
+    again = fit_repeated(_model(maxiter=15), X, y, seeds=[0, 1, 2], n_jobs=2, backend="threading", progress=False)
+    np.testing.assert_array_equal(rep.params.drop(columns="fit_time"), again.params.drop(columns="fit_time"))
+    assert rep.best.objective_ == rep.params["objective"].min()
+    with pytest.raises(ValueError, match="seeds"):
+        fit_repeated(_model(), X, y, seeds=[])
+
+
+def test_regularisation_sweep_tidy_and_r2_falls_with_large_lambda():
+    X, y = _data(n=160)
+    sw = regularisation_sweep(_model(maxiter=20), X[:120], y[:120], X[120:], y[120:], lams=[1e-5, 10.0],
+                              progress=False)
+    assert list(sw.columns) == ["penalty", "lam", "seed", "quantity", "kind", "value"]
+    assert set(sw["kind"]) == {"metric", "a", "k", "p", "q", "C"}
+    r2 = sw[sw.quantity == "r2_test"].set_index(["penalty", "lam"])["value"]
+    for pen in ("l1", "l2"):
+        assert r2[(pen, 1e-5)] > r2[(pen, 10.0)]
+    with pytest.raises(ValueError, match="penalties"):
+        regularisation_sweep(_model(), X, y, X, y, penalties=("l3",))
+    with pytest.raises(ValueError, match="lams"):
+        regularisation_sweep(_model(), X, y, X, y, lams=[-1.0])
+
+
+def test_choose_lambda_cv_prefers_small_lambda():
+    X, y = _data(n=120)
+    best, res = choose_lambda_cv(_model(maxiter=15), X, y, lams=[1e-5, 10.0], cv=3)
+    assert best == 1e-5
+    assert list(res.columns) == ["lam", "mean_score", "std_score"] and len(res) == 2
