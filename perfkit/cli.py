@@ -6,6 +6,11 @@ Subcommands
     Execute the chapter notebooks with papermill.
 ``perfkit tables [NAME] [--source SOURCE]``
     List the transcribed thesis tables, or print one.
+``perfkit fit data.csv --target COL --numeric A,B --categorical C --extrinsic G,BS [...]``
+    Fit the generic model to a user's CSV; print parameters and held-out
+    MAPE/R² next to a random forest's; save the model as JSON.
+``perfkit predict model.json configs.csv [--out preds.csv]``
+    Predict with a saved model.
 ``perfkit version``
     Print the version.
 """
@@ -36,6 +41,27 @@ def build_parser() -> argparse.ArgumentParser:
     tab.add_argument("name", nargs="?", help="table name, e.g. 3.2, 4.3, journal5, conference1")
     tab.add_argument("--source", default=None, help="keep one source (thesis, paper_iucc2021, ...)")
 
+    fit = sub.add_parser("fit", help="fit the generic performance model to your own measurements (CSV)")
+    fit.add_argument("csv", help="measurements, one row per configuration")
+    fit.add_argument("--target", required=True, help="column with the measured time")
+    fit.add_argument("--numeric", default="", help="numeric intrinsic columns, comma-separated")
+    fit.add_argument("--categorical", default="", help="categorical intrinsic columns, comma-separated")
+    fit.add_argument("--extrinsic", default="", help="extrinsic scaling columns (workers, batch size), comma-separated")
+    fit.add_argument("--penalty", choices=["none", "l1", "l2"], default="none", help="regularisation (default none)")
+    fit.add_argument("--lam", type=float, default=0.0, help="regularisation strength λ")
+    fit.add_argument("--seeds", type=int, default=10, help="fits with seeds 0..N-1; the best objective is kept")
+    fit.add_argument("--test-size", type=float, default=0.33,
+                     help="held-out share (0-1) or row count (>= 1) for MAPE/R² (default 0.33)")
+    fit.add_argument("--method", choices=["varpro", "thesis"], default="varpro", help="fitting engine")
+    fit.add_argument("--coding", choices=["thesis", "reference"], default="thesis", help="categorical coding")
+    fit.add_argument("--jobs", type=int, default=1, help="parallel fits (joblib n_jobs)")
+    fit.add_argument("--out", default="model.json", help="where to save the fitted model (JSON)")
+
+    pred = sub.add_parser("predict", help="predict times for configurations with a saved model")
+    pred.add_argument("model", help="model JSON written by `perfkit fit`")
+    pred.add_argument("csv", help="configurations, with the model's columns")
+    pred.add_argument("--out", default=None, help="write the table with a `predicted` column here (default: stdout)")
+
     sub.add_parser("version", help="print the version")
     return parser
 
@@ -62,10 +88,79 @@ def main(argv: list[str] | None = None) -> int:
 
             reproduce(args.chapters, quick=args.quick, build_dir=args.build_dir,
                       figures_dir=args.figures_dir, progress=not args.no_progress)
+        elif args.command == "fit":
+            _cmd_fit(args)
+        elif args.command == "predict":
+            _cmd_predict(args)
     except (ValueError, FileNotFoundError) as exc:
         print(f"perfkit: error: {exc}", file=sys.stderr)
         return 2
     return 0
+
+
+def _read_csv(path):
+    import pandas as pd
+
+    try:
+        return pd.read_csv(path)
+    except FileNotFoundError:
+        raise FileNotFoundError(f"no such file: {path}") from None
+    except pd.errors.ParserError as exc:
+        raise ValueError(f"{path}: not a readable CSV ({exc})") from None
+
+
+def _cmd_fit(args) -> None:
+    import pandas as pd
+
+    from .baselines import compare_models, make_baseline, train_test_split_frame
+    from .dataset import column_list, missing_column_error
+    from .fitting import fit_repeated
+    from .generic import GenericPerformanceModel
+
+    df = _read_csv(args.csv)
+    if args.target not in df.columns:
+        raise missing_column_error(df, args.target, "target")
+    roles = dict(numeric=column_list("numeric", args.numeric), categorical=column_list("categorical", args.categorical),
+                 extrinsic=column_list("extrinsic", args.extrinsic))
+    if args.seeds < 1:
+        raise ValueError(f"--seeds: expected >= 1, got {args.seeds}")
+    test_size = int(args.test_size) if args.test_size >= 1 else args.test_size
+    X, y = df.drop(columns=[args.target]), df[args.target]
+    X_tr, X_te, y_tr, y_te = train_test_split_frame(X, y, test_size=test_size, random_state=0)
+    penalty = None if args.penalty == "none" else args.penalty
+    model = GenericPerformanceModel(**roles, penalty=penalty, lam=args.lam, method=args.method, coding=args.coding)
+    print(f"fitting the generic model on {len(X_tr)} rows ({args.seeds} seeds, {args.method} engine); "
+          f"{len(X_te)} rows held out", flush=True)
+    rep = fit_repeated(model, X_tr, y_tr, seeds=args.seeds, n_jobs=args.jobs)
+    best = rep.best
+    with pd.option_context("display.width", 160, "display.max_rows", 200, "display.float_format", "{:.4g}".format):
+        print("\nparameters (best seed):")
+        print(best.params_.drop(columns=["column", "level"]).to_string(index=False))
+        if args.seeds > 1:
+            s = rep.summary()
+            cols = [c for c in s.columns if c.endswith(("_mean", "_std")) and s[c].notna().any()]
+            print(f"\nmean ± std over {args.seeds} seeds:")
+            print(s[["term"] + cols].to_string(index=False))
+        table = compare_models({"generic model": best, "random forest": make_baseline("rf", **roles, random_state=0)},
+                               X_tr, y_tr, X_te, y_te)
+        table.loc["generic model", "fit_seconds"] = best.fit_time_
+        print("\nheld-out errors:")
+        print(table[["MAPE", "R2", "MAE", "RMSE"]].to_string())
+    best.to_json(args.out)
+    print(f"\nsaved {args.out}")
+
+
+def _cmd_predict(args) -> None:
+    from .generic import GenericPerformanceModel
+
+    model = GenericPerformanceModel.from_json(args.model)
+    df = _read_csv(args.csv)
+    out = df.assign(predicted=model.predict(df))
+    if args.out:
+        out.to_csv(args.out, index=False)
+        print(f"wrote {len(out)} predictions to {args.out}")
+    else:
+        print(out.to_csv(index=False), end="")
 
 
 if __name__ == "__main__":  # pragma: no cover
