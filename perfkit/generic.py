@@ -89,6 +89,10 @@ class GenericPerformanceModel(RegressorMixin, BaseEstimator):
     irls_iter : int, default 3
         Reweighted least-squares steps per candidate (varpro engine); the final
         polish uses more.
+    search_rows : int or None, default 20000
+        The varpro engine's global search and polish use at most this many rows
+        (a seeded random subset); the linear parameters and the reported
+        objective always use all rows. ``None`` searches on all rows.
 
     Attributes
     ----------
@@ -125,6 +129,7 @@ class GenericPerformanceModel(RegressorMixin, BaseEstimator):
         popsize=None,
         tol=0.01,
         irls_iter=3,
+        search_rows=20000,
     ):
         self.numeric = numeric
         self.categorical = categorical
@@ -139,6 +144,7 @@ class GenericPerformanceModel(RegressorMixin, BaseEstimator):
         self.popsize = popsize
         self.tol = tol
         self.irls_iter = irls_iter
+        self.search_rows = search_rows
 
     # ------------------------------------------------------------------ setup
     def _settings(self):
@@ -303,27 +309,34 @@ class GenericPerformanceModel(RegressorMixin, BaseEstimator):
             lin, powers = res.x[:K], res.x[K:]
             n_iter = res.nit
         else:
+            n_rows = len(X)
+            if self.search_rows is not None and n_rows > int(self.search_rows):
+                rows = np.sort(rng.choice(n_rows, size=int(self.search_rows), replace=False))
+                s_log_i, s_log_e, s_onehot, s_y = log_i[rows], log_e[rows], onehot[rows], y[rows]
+            else:
+                s_log_i, s_log_e, s_onehot, s_y = log_i, log_e, onehot, y
             if not pow_bounds:  # nothing nonlinear: one linear solve
                 res_x = np.zeros(0)
                 n_iter = 0
             else:
-                chunk = max(1, int(_CHUNK_BYTES // (8 * len(X) * K)))
+                chunk = max(1, int(_CHUNK_BYTES // (8 * len(s_y) * K)))
 
                 def cost(pw_t):  # (D, S) -> (S,), evaluated in cache-sized chunks of candidates
                     pw_all = np.atleast_2d(pw_t.T)
                     out = np.empty(pw_all.shape[0])
                     for s0 in range(0, pw_all.shape[0], chunk):
                         pw = pw_all[s0:s0 + chunk]
-                        Phi = self._design(pw[:, :n_p], pw[:, n_p:], log_i, log_e, onehot)
-                        lin = self._solve_linear(Phi, y, n_iter=self.irls_iter)
-                        out[s0:s0 + chunk] = self._objective(lin, pw, Phi, y)
+                        Phi = self._design(pw[:, :n_p], pw[:, n_p:], s_log_i, s_log_e, s_onehot)
+                        lin = self._solve_linear(Phi, s_y, n_iter=self.irls_iter)
+                        out[s0:s0 + chunk] = self._objective(lin, pw, Phi, s_y)
                     return out
 
                 res = differential_evolution(cost, pow_bounds, seed=rng, callback=record, vectorized=True,
                                              updating="deferred", polish=False, maxiter=self.maxiter or 300,
                                              popsize=self.popsize or 10, tol=self.tol)
                 res_x, n_iter = res.x, res.nit
-            powers, lin = self._polish(res_x, y, log_i, log_e, onehot, n_p, pow_bounds)
+            powers, _ = self._polish(res_x, s_y, s_log_i, s_log_e, s_onehot, n_p, pow_bounds)
+            lin = self._linear_for(powers, y, log_i, log_e, onehot, n_p)
         self.fit_time_ = time.perf_counter() - start
         self.coef_ = np.asarray(lin, dtype=float)
         self.powers_ = np.asarray(powers, dtype=float)
@@ -333,6 +346,14 @@ class GenericPerformanceModel(RegressorMixin, BaseEstimator):
         self.history_ = history
         self.n_features_in_ = len(num) + len(cat) + len(ext)
         return self
+
+    def _linear_for(self, powers, y, log_i, log_e, onehot, n_p):
+        """Best linear parameters for fixed powers on all rows (the lower-objective of two IRLS lengths)."""
+        pw = np.atleast_2d(powers)
+        Phi = self._design(pw[:, :n_p], pw[:, n_p:], log_i, log_e, onehot)
+        cands = [self._solve_linear(Phi, y, n_iter=k * self.irls_iter) for k in (3, 5)]
+        objs = [self._objective(c, pw, Phi, y)[0] for c in cands]
+        return cands[int(np.argmin(objs))][0]
 
     def _polish(self, powers, y, log_i, log_e, onehot, n_p, pow_bounds):
         """Refine the best powers with Powell's method on the profiled cost, then converge the IRLS."""
