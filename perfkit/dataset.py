@@ -12,7 +12,7 @@ from typing import Sequence
 
 import numpy as np
 
-__all__ = ["validate_frame", "validate_target", "column_list", "missing_column_error"]
+__all__ = ["validate_frame", "validate_target", "column_list", "missing_column_error", "numeric_column"]
 
 
 def column_list(name: str, value) -> list[str]:
@@ -40,6 +40,24 @@ def _plain(v):
 
 def _row_label(frame, pos: int):
     return _plain(frame.index[pos])
+
+
+def numeric_column(frame, col: str, role: str) -> np.ndarray:
+    """A column as floats; ``ValueError`` naming column and row for a non-numeric, missing or infinite value."""
+    import pandas as pd
+
+    s = frame[col]
+    values = pd.to_numeric(s, errors="coerce")
+    bad = values.isna().to_numpy() & s.notna().to_numpy()
+    if bad.any():
+        pos = int(np.flatnonzero(bad)[0])
+        raise ValueError(f"{role} column {col!r}: non-numeric value {_plain(s.iloc[pos])!r} in row {_row_label(frame, pos)!r}")
+    arr = values.to_numpy(dtype=float)
+    nonfinite = ~np.isfinite(arr)
+    if nonfinite.any():
+        pos = int(np.flatnonzero(nonfinite)[0])
+        raise ValueError(f"{role} column {col!r}: missing or non-finite value {arr[pos]} in row {_row_label(frame, pos)!r}")
+    return arr
 
 
 def validate_frame(
@@ -115,16 +133,7 @@ def validate_frame(
                         f"{_row_label(X, pos)!r}; known: {sorted(map(str, known))}"
                     )
             continue
-        values = pd.to_numeric(s, errors="coerce")
-        bad = values.isna().to_numpy() & s.notna().to_numpy()
-        if bad.any():
-            pos = int(np.flatnonzero(bad)[0])
-            raise ValueError(f"{role} column {col!r}: non-numeric value {_plain(s.iloc[pos])!r} in row {_row_label(X, pos)!r}")
-        arr = values.to_numpy(dtype=float)
-        nonfinite = ~np.isfinite(arr)
-        if nonfinite.any():
-            pos = int(np.flatnonzero(nonfinite)[0])
-            raise ValueError(f"{role} column {col!r}: {arr[pos]} in row {_row_label(X, pos)!r}")
+        arr = numeric_column(X, col, role)
         nonpos = arr <= 0
         if nonpos.any():
             pos = int(np.flatnonzero(nonpos)[0])

@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from .dataset import column_list, missing_column_error
+from .dataset import _plain, column_list, missing_column_error, numeric_column
 from .equations import load_imbalance_factor
 
 __all__ = [
@@ -133,32 +133,8 @@ class LIFRegressionResult:
         return pd.DataFrame([row], columns=list(self.group) + list(TABLE_COLUMNS))
 
 
-def _plain(value):
-    """NumPy scalars as Python ones, so messages read ``0`` rather than ``np.int64(0)``."""
-    return value.item() if isinstance(value, np.generic) else value
-
-
 def _group_label(group: dict) -> str:
     return ", ".join(f"{k}={_plain(v)!r}" for k, v in group.items())
-
-
-def _numeric_column(df, col: str, role: str) -> np.ndarray:
-    import pandas as pd
-
-    s = df[col]
-    values = pd.to_numeric(s, errors="coerce")
-    bad = values.isna().to_numpy() & s.notna().to_numpy()
-    if bad.any():
-        pos = int(np.flatnonzero(bad)[0])
-        raise ValueError(f"{role} column {col!r}: non-numeric value {_plain(s.iloc[pos])!r} in row {_plain(df.index[pos])!r}")
-    arr = values.to_numpy(dtype=float)
-    nonfinite = ~np.isfinite(arr)
-    if nonfinite.any():
-        pos = int(np.flatnonzero(nonfinite)[0])
-        raise ValueError(
-            f"{role} column {col!r}: missing or non-finite value {arr[pos]} in row {_plain(df.index[pos])!r}"
-        )
-    return arr
 
 
 def _first_bad(df, mask, what: str, why: str = "", values=None) -> None:
@@ -266,9 +242,9 @@ def fit_lif_regression(df, time: str = "epoch_time", workers: str = "workers", l
     """
     groups = column_list("by", by)
     _check_columns(df, [("time", time), ("workers", workers), ("lif", lif)] + [("by", c) for c in groups])
-    y_all = _numeric_column(df, time, "time")
-    w_all = _numeric_column(df, workers, "workers")
-    f_all = _numeric_column(df, lif, "lif")
+    y_all = numeric_column(df, time, "time")
+    w_all = numeric_column(df, workers, "workers")
+    f_all = numeric_column(df, lif, "lif")
     _first_bad(df, y_all < 0, f"time column {time!r}: negative time", values=y_all)
     _first_bad(df, w_all < 1, f"workers column {workers!r}: value", " is below 1 (N_g >= 1)", values=w_all)
     _first_bad(df, f_all < 1 - _LIF_TOL, f"lif column {lif!r}: value", " is below 1 (LIF = N·max/sum >= 1 by definition)",
@@ -332,7 +308,7 @@ def lif_from_worker_times(df, worker_time="t_compute", by=("iteration",), rank: 
     _check_columns(df, roles)
     busy = np.zeros(len(df))
     for c in cols:
-        values = _numeric_column(df, c, "worker_time")
+        values = numeric_column(df, c, "worker_time")
         _first_bad(df, values <= 0, f"worker_time column {c!r}: value", "; times must be > 0", values=values)
         busy += values
     if rank is not None:

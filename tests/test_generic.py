@@ -120,8 +120,8 @@ def test_thesis_engine_runs_and_is_reported():
     [
         (lambda X: X.drop(columns="kernel"), {}, "numeric column 'kernel' not found"),
         (lambda X: X.rename(columns={"filters": "filter"}), {}, "did you mean 'filter'"),
-        (lambda X: X.assign(kernel=X["kernel"].where(X.index != 5, np.nan)), {}, "'kernel': nan in row 5"),
-        (lambda X: X.assign(batch=X["batch"].where(X.index != 7, np.inf)), {}, "'batch': inf in row 7"),
+        (lambda X: X.assign(kernel=X["kernel"].where(X.index != 5, np.nan)), {}, "'kernel': missing or non-finite value nan in row 5"),
+        (lambda X: X.assign(batch=X["batch"].where(X.index != 7, np.inf)), {}, "'batch': missing or non-finite value inf in row 7"),
         (lambda X: X.assign(filters=X["filters"].astype(object).where(X.index != 3, "many")), {},
          "non-numeric value 'many' in row 3"),
         (lambda X: X.assign(gpus=X["gpus"].where(X.index != 2, 0.0)), {}, "'gpus': value 0 in row 2 must be > 0"),
