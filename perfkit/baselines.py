@@ -246,7 +246,7 @@ def _check_model(name, model) -> None:
             raise ValueError(f"models[{name!r}]: {type(model).__name__} has no {method}() method")
 
 
-def compare_models(models: dict, X_train, y_train, X_test, y_test):
+def compare_models(models: dict, X_train, y_train, X_test, y_test, prefitted=()):
     """Fit each model on the training set and score it on the held-out set.
 
     Produces the methods × metrics layout of thesis Table 4.4, journal Table 5
@@ -263,6 +263,10 @@ def compare_models(models: dict, X_train, y_train, X_test, y_test):
         Configurations to fit on and to evaluate on.
     y_train, y_test : array_like
         Measured times for those rows.
+    prefitted : collection of str, optional
+        Names of models already fitted on ``X_train``: they are scored as they
+        are (not cloned or refitted), with ``fit_seconds`` taken from their
+        ``fit_time_`` attribute (NaN if absent).
 
     Returns
     -------
@@ -291,11 +295,14 @@ def compare_models(models: dict, X_train, y_train, X_test, y_test):
     rows = {}
     for name, model in models.items():
         _check_model(name, model)
-        est = clone(model, safe=False)
         try:
-            start = time.perf_counter()
-            est.fit(X_train, y_tr)
-            elapsed = time.perf_counter() - start
+            if name in prefitted:
+                est, elapsed = model, float(getattr(model, "fit_time_", np.nan))
+            else:
+                est = clone(model, safe=False)
+                start = time.perf_counter()
+                est.fit(X_train, y_tr)
+                elapsed = time.perf_counter() - start
             pred = np.asarray(est.predict(X_test), dtype=float).ravel()
             report = regression_report(y_te, pred)
         except ValueError as exc:

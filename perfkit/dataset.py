@@ -12,7 +12,8 @@ from typing import Sequence
 
 import numpy as np
 
-__all__ = ["validate_frame", "validate_target", "column_list", "missing_column_error", "numeric_column"]
+__all__ = ["validate_frame", "validate_target", "column_list", "missing_column_error", "numeric_column",
+           "check_unique_roles"]
 
 
 def column_list(name: str, value) -> list[str]:
@@ -40,6 +41,15 @@ def _plain(v):
 
 def _row_label(frame, pos: int):
     return _plain(frame.index[pos])
+
+
+def check_unique_roles(roles) -> None:
+    """``ValueError`` if a column appears twice in ``[(role, column), ...]``, naming both roles."""
+    seen: dict[str, str] = {}
+    for role, col in roles:
+        if col in seen:
+            raise ValueError(f"column {col!r} is given twice (as {seen[col]} and as {role})")
+        seen[col] = role
 
 
 def numeric_column(frame, col: str, role: str) -> np.ndarray:
@@ -106,11 +116,7 @@ def validate_frame(
     ]
     if not roles:
         raise ValueError("no columns given: set numeric, categorical and/or extrinsic")
-    seen: dict[str, str] = {}
-    for role, col in roles:
-        if col in seen:
-            raise ValueError(f"column {col!r} is given twice (as {seen[col]} and as {role})")
-        seen[col] = role
+    check_unique_roles(roles)
     if len(X) == 0:
         raise ValueError("X: the table is empty (0 rows)")
     if len(X) < min_rows:

@@ -335,7 +335,7 @@ class GenericPerformanceModel(RegressorMixin, BaseEstimator):
                                              updating="deferred", polish=False, maxiter=self.maxiter or 300,
                                              popsize=self.popsize or 10, tol=self.tol)
                 res_x, n_iter = res.x, res.nit
-            powers, _ = self._polish(res_x, s_y, s_log_i, s_log_e, s_onehot, n_p, pow_bounds)
+            powers = self._polish(res_x, s_y, s_log_i, s_log_e, s_onehot, n_p, pow_bounds)
             lin = self._linear_for(powers, y, log_i, log_e, onehot, n_p)
         self.fit_time_ = time.perf_counter() - start
         self.coef_ = np.asarray(lin, dtype=float)
@@ -356,23 +356,21 @@ class GenericPerformanceModel(RegressorMixin, BaseEstimator):
         return cands[int(np.argmin(objs))][0]
 
     def _polish(self, powers, y, log_i, log_e, onehot, n_p, pow_bounds):
-        """Refine the best powers with Powell's method on the profiled cost, then converge the IRLS."""
+        """Refine the best powers with Powell's method on the profiled cost."""
         from scipy.optimize import minimize
 
-        def profile(pw, n_iter):
+        def profile(pw):
             pw = np.atleast_2d(pw)
             Phi = self._design(pw[:, :n_p], pw[:, n_p:], log_i, log_e, onehot)
-            lin = self._solve_linear(Phi, y, n_iter=n_iter)
-            return float(self._objective(lin, pw, Phi, y)[0]), lin[0]
+            lin = self._solve_linear(Phi, y, n_iter=3 * self.irls_iter)
+            return float(self._objective(lin, pw, Phi, y)[0])
 
         if powers.size:
-            best = profile(powers, 3 * self.irls_iter)[0]
-            res = minimize(lambda pw: profile(pw, 3 * self.irls_iter)[0], powers, method="Powell",
-                           bounds=pow_bounds, options={"maxfev": 400, "xtol": 1e-4, "ftol": 1e-7})
-            if res.fun < best:
+            res = minimize(profile, powers, method="Powell", bounds=pow_bounds,
+                           options={"maxfev": 400, "xtol": 1e-4, "ftol": 1e-7})
+            if res.fun < profile(powers):
                 powers = res.x
-        candidates = [profile(powers, k * self.irls_iter) for k in (3, 5)]
-        return powers, min(candidates, key=lambda c: c[0])[1]
+        return powers
 
     # ---------------------------------------------------------------- predict
     def _check_fitted(self):

@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from .dataset import _plain, column_list, missing_column_error, numeric_column
+from .dataset import _plain, check_unique_roles, column_list, missing_column_error, numeric_column
 from .equations import load_imbalance_factor
 
 __all__ = [
@@ -152,11 +152,8 @@ def _check_columns(df, roles: list[tuple[str, str]]) -> None:
         raise ValueError(f"df: expected a pandas DataFrame, got {type(df).__name__}")
     if len(df) == 0:
         raise ValueError("df: the table is empty (0 rows)")
-    seen: dict[str, str] = {}
+    check_unique_roles(roles)
     for role, col in roles:
-        if col in seen:
-            raise ValueError(f"column {col!r} is given twice (as {seen[col]} and as {role})")
-        seen[col] = role
         if col not in df.columns:
             raise missing_column_error(df, col, role)
         if role == "by":

@@ -172,3 +172,20 @@ def test_train_test_split_frame_validates_inputs():
         bl.train_test_split_frame(X, y[:-1])
     with pytest.raises(ValueError, match=r"X: expected a pandas DataFrame"):
         bl.train_test_split_frame(X.to_numpy(), y)
+
+
+def test_compare_models_scores_prefitted_models_without_refitting():
+    from sklearn.dummy import DummyRegressor
+
+    from perfkit.baselines import compare_models
+
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame({"a": rng.uniform(1, 2, 40)})
+    y = 2 * X["a"].to_numpy()
+    fitted = DummyRegressor(strategy="constant", constant=3.0).fit(X, y)
+    fitted.fit_time_ = 1.25
+    out = compare_models({"pre": fitted, "fresh": DummyRegressor()}, X[:30], y[:30], X[30:], y[30:],
+                         prefitted={"pre"})
+    assert out.loc["pre", "fit_seconds"] == 1.25
+    assert out.loc["pre", "MAE"] == pytest.approx(np.mean(np.abs(y[30:] - 3.0)))
+    assert out.loc["fresh", "MAE"] == pytest.approx(np.mean(np.abs(y[30:] - y[:30].mean())))
