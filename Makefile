@@ -11,17 +11,18 @@ ifeq ($(QUICK),1)
 REPRO_FLAGS := --quick --figures-dir build/figures-quick
 endif
 
-.PHONY: help setup reproduce test lab clean
+.PHONY: help setup reproduce test lab clean collect
 
 help:
 	@echo "make reproduce [QUICK=1]  execute every chapter notebook (build/ + figures/)"
 	@echo "make test                 run the test suite"
 	@echo "make lab                  open JupyterLab on notebooks/"
 	@echo "make setup                only create .venv and install perfkit"
+	@echo "make collect              measure this machine: ch3, noise, epoch, ch4 (about 45 min on 2 cores)"
 
 $(STAMP): pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet -c constraints.txt -e '.[test]'
+	$(PY) -m pip install --quiet -c constraints.txt -e '.[test,measure]'
 	@touch $(STAMP)
 
 setup: $(STAMP)
@@ -31,6 +32,15 @@ reproduce: $(STAMP)
 
 test: $(STAMP)
 	$(PY) -m pytest $(PYTEST_ARGS)
+
+# Measured datasets for this machine (resumable: re-run after an interruption).
+FRAMEWORK ?= pytorch
+DEVICE    ?= cpu
+collect: $(STAMP)
+	$(VENV)/bin/perfkit collect ch3   --framework $(FRAMEWORK) --device $(DEVICE)
+	$(VENV)/bin/perfkit collect noise --framework $(FRAMEWORK) --device $(DEVICE)
+	$(VENV)/bin/perfkit collect epoch --framework $(FRAMEWORK) --device $(DEVICE)
+	$(VENV)/bin/perfkit collect ch4   --framework $(FRAMEWORK) --device $(DEVICE)
 
 lab: $(STAMP)
 	$(VENV)/bin/jupyter lab notebooks/

@@ -11,6 +11,8 @@ Subcommands
     MAPE/R² next to a random forest's; save the model as JSON.
 ``perfkit predict model.json configs.csv [--out preds.csv]``
     Predict with a saved model.
+``perfkit collect ch3|ch4|noise|epoch [--framework pytorch] [--out PATH] [--seed S] [...]``
+    Measure training steps with the harness (resumable; see ``perfkit collect -h``).
 ``perfkit version``
     Print the version.
 """
@@ -62,6 +64,46 @@ def build_parser() -> argparse.ArgumentParser:
     pred.add_argument("csv", help="configurations, with the model's columns")
     pred.add_argument("--out", default=None, help="write the table with a `predicted` column here (default: stdout)")
 
+    col = sub.add_parser(
+        "collect", help="measure training steps (Chapter 3 phases, Chapter 4 LeNet-5 samples, noise floor, epochs)",
+        description="Run or resume a measurement campaign. Every sample is appended to the CSV as it completes; "
+                    "re-running the same command after an interruption resumes it. A provenance JSON is written "
+                    "beside the CSV.")
+    col.add_argument("kind", choices=["ch3", "ch4", "noise", "epoch"],
+                     help="ch3: phase timing of CNN/MLP/AE; ch4: Table 4.1 LeNet-5 samples; noise: repeated "
+                          "configurations across rounds; epoch: whole-epoch extrapolation check")
+    col.add_argument("--framework", default="pytorch", help="framework adapter (default pytorch)")
+    col.add_argument("--out", default=None,
+                     help="CSV to write/resume (default data/measured/<framework>-<device>/<kind file>)")
+    col.add_argument("--seed", type=int, default=None, help="sampler / model seed (defaults: ch3 0, ch4 0, noise 1, "
+                                                           "epoch 2)")
+    col.add_argument("--samples", type=int, default=None,
+                     help="ch4: configurations (1500); noise: configurations (50); epoch: checks wanted (20)")
+    col.add_argument("--rounds", type=int, default=None, help="noise: measurements per configuration (5)")
+    col.add_argument("--workers", default=None, help="worker counts, comma-separated (default 1,2,3)")
+    col.add_argument("--batch-sizes", default=None, help="ch4/noise/epoch: per-worker batch sizes (default Table 4.1)")
+    col.add_argument("--datasets", default=None, help="ch4/noise/epoch: datasets to sample (default all three)")
+    col.add_argument("--batch-size", type=int, default=None, help="ch3: per-worker batch size (64)")
+    col.add_argument("--models", default=None, help="ch3: models, comma-separated (cnn,mlp,ae)")
+    col.add_argument("--modes", default=None, help="ch3: phased,overlapped (both)")
+    col.add_argument("--mode", default=None, choices=["phased", "overlapped"],
+                     help="ch4/noise/epoch: gradient aggregation (default overlapped = DDP)")
+    col.add_argument("--iterations", type=int, default=None, help="ch3: timed iterations per run (200)")
+    col.add_argument("--warmup", type=int, default=None, help="untimed warm-up iterations (ch3 20, others 3)")
+    col.add_argument("--repeats", type=int, default=None, help="ch4/noise/epoch: timed runs per sample (3)")
+    col.add_argument("--steps", type=int, default=None, help="ch4/noise/epoch: steps per timed run (5)")
+    col.add_argument("--min-run-seconds", type=float, default=None,
+                     help="ch4/noise/epoch: more steps per run until a run lasts this long (0.25; at most 200 steps)")
+    col.add_argument("--max-epoch-seconds", type=float, default=None,
+                     help="epoch: skip configurations whose predicted epoch is longer (120)")
+    col.add_argument("--threads", type=int, default=1, help="intra-op threads per worker (default 1)")
+    col.add_argument("--device", default="cpu", choices=["cpu", "cuda"], help="default cpu")
+    col.add_argument("--python", default=None, help="interpreter for the workers (another virtualenv)")
+    col.add_argument("--data-root", default=None,
+                     help="folder with mnist/, fashion_mnist/, cifar10/ real files (default synthetic tensors)")
+    col.add_argument("--timeout", type=float, default=600.0, help="seconds per sample before a worker is killed")
+    col.add_argument("--no-progress", action="store_true", help="hide the progress bar")
+
     sub.add_parser("version", help="print the version")
     return parser
 
@@ -92,6 +134,8 @@ def main(argv: list[str] | None = None) -> int:
             _cmd_fit(args)
         elif args.command == "predict":
             _cmd_predict(args)
+        elif args.command == "collect":
+            _cmd_collect(args, argv)
     except (ValueError, FileNotFoundError) as exc:
         print(f"perfkit: error: {exc}", file=sys.stderr)
         return 2
@@ -147,6 +191,43 @@ def _cmd_fit(args) -> None:
         print(table[["MAPE", "R2", "MAE", "RMSE"]].to_string())
     best.to_json(args.out)
     print(f"\nsaved {args.out}")
+
+
+def _cmd_collect(args, argv) -> None:
+    from .collect import collect
+
+    def split(value, name):
+        if value is None:
+            return None
+        items = [v.strip() for v in value.split(",") if v.strip()]
+        if not items:
+            raise ValueError(f"--{name}: give at least one value")
+        return items
+
+    def ints(value, name):
+        items = split(value, name)
+        try:
+            return None if items is None else [int(v) for v in items]
+        except ValueError:
+            raise ValueError(f"--{name}: expected comma-separated integers, got {value!r}") from None
+
+    options = {"seed": args.seed, "samples": args.samples, "rounds": args.rounds, "workers": ints(args.workers, "workers"),
+               "batch_sizes": ints(args.batch_sizes, "batch-sizes"), "datasets": split(args.datasets, "datasets"),
+               "batch_size": args.batch_size, "models": split(args.models, "models"), "modes": split(args.modes, "modes"),
+               "mode": args.mode, "iterations": args.iterations, "warmup": args.warmup, "repeats": args.repeats,
+               "steps": args.steps, "min_run_seconds": args.min_run_seconds,
+               "max_epoch_seconds": args.max_epoch_seconds}
+    from .collect import DEFAULTS
+
+    given = {k: v for k, v in options.items() if v is not None}
+    unknown = sorted(set(given) - set(DEFAULTS[args.kind]))
+    if unknown:
+        flag = "--" + unknown[0].replace("_", "-")
+        raise ValueError(f"{flag}: not used by `perfkit collect {args.kind}`")
+    out = collect(args.kind, out=args.out, framework=args.framework, threads=args.threads, device=args.device,
+                  python=args.python, data_root=args.data_root, timeout=args.timeout, progress=not args.no_progress,
+                  argv=["perfkit"] + list(sys.argv[1:] if argv is None else argv), **given)
+    print(f"wrote {out} (provenance beside it)")
 
 
 def _cmd_predict(args) -> None:

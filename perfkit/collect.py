@@ -1,0 +1,321 @@
+"""``perfkit collect``: resumable measurement campaigns.
+
+Four kinds, each a list of samples run through :class:`perfkit.harness.WorkerGroup`:
+
+``ch3``
+    Chapter 3 phase timing: every (model, workers, mode) runs ``iterations``
+    timed iterations after ``warmup``; one row per worker and iteration.
+``ch4``
+    Chapter 4: ``samples`` LeNet-5 configurations from Table 4.1
+    (:func:`perfkit.sampler.sample_configs`); each is warmed up, then timed in
+    ``repeats`` runs of ``steps`` steps. The step time of one step is the
+    slowest worker's; a run's value is the median of its steps; the sample's
+    ``step_time`` is the median of the runs (the thesis took the median of 3
+    runs). ``epoch_time = ceil(n_train / (batch_size × workers)) × step_time``.
+``noise``
+    The noise floor: ``samples`` configurations, each measured once per round
+    for ``rounds`` rounds, in a fresh random order every round, so the repeats
+    of one configuration happen at different moments.
+``epoch``
+    The extrapolation check: configurations timed as in ``ch4`` *and* over a
+    whole epoch, until ``samples`` checks are done. A configuration whose
+    predicted epoch exceeds ``max_epoch_seconds`` is recorded as skipped.
+
+Every sample is appended and fsynced when it completes; a killed run resumes
+with the next missing sample. A failing configuration is recorded with its
+error and the run goes on. ``<name>.provenance.json`` beside the CSV records
+machine, versions, command, seed and every session that added to it.
+"""
+from __future__ import annotations
+
+import json
+import math
+import os
+import random
+import statistics
+import time
+from pathlib import Path
+
+from .harness import SampleLog, WorkerError, WorkerGroup
+from .provenance import command_line, machine_info, provenance_path, utc_now, write_json_atomic
+from .sampler import DATASET_SHAPES, EXTRINSIC, INTRINSIC, TABLE_4_1_SPACE, sample_configs
+
+__all__ = ["KINDS", "DEFAULT_FILES", "Plan", "make_plan", "collect", "default_out"]
+
+KINDS = ("ch3", "ch4", "noise", "epoch")
+DEFAULT_FILES = {"ch3": "ch3_phases.csv", "ch4": "ch4_lenet5.csv", "noise": "noise_floor.csv",
+                 "epoch": "epoch_check.csv"}
+PHASE_COLS = ["t_io", "t_h2d", "t_md", "t_f", "t_b", "t_c", "t_u", "t_iter"]
+_COMMON = ["sample_id", "sample_rows", "status", "error", "framework", "device", "threads", "mode"]
+_TAIL = ["loadavg", "started_utc", "duration_s"]
+
+
+def default_out(kind: str, framework: str = "pytorch", device: str = "cpu", root=None) -> Path:
+    from .paths import data_dir
+
+    base = Path(root) if root else data_dir() / "measured"
+    return base / f"{framework}-{device}" / DEFAULT_FILES[kind]
+
+
+class Plan:
+    """The samples of one collection, their CSV columns and how a reply becomes rows."""
+
+    def __init__(self, kind, task, items, columns, settings, to_rows, sampler=None, target=None):
+        self.kind, self.task, self.items, self.columns = kind, task, items, columns
+        self.settings, self.to_rows, self.sampler, self.target = settings, to_rows, sampler, target
+
+    def enough(self, log_path) -> bool:
+        """For ``epoch``: stop once ``target`` checks succeeded."""
+        if self.target is None:
+            return False
+        import csv
+
+        with open(log_path) as fh:
+            return sum(r["status"] == "ok" for r in csv.DictReader(fh)) >= self.target
+
+
+def _aggregate_steps(ranks: list[dict]) -> dict:
+    """Per-step maximum over workers → median per run → median of runs."""
+    reps = [[max(vals) for vals in zip(*[r["repeats"][i] for r in ranks])] for i in range(len(ranks[0]["repeats"]))]
+    meds = [statistics.median(r) for r in reps]
+    flat = [v for r in reps for v in r]
+    return {"step_time": statistics.median(meds), "runs": meds, "step_min": min(flat), "step_max": max(flat)}
+
+
+def _parse_list(name, values, cast, allowed=None):
+    out = [cast(v) for v in values]
+    if not out:
+        raise ValueError(f"{name}: give at least one value")
+    if allowed is not None:
+        bad = [v for v in out if v not in allowed]
+        if bad:
+            raise ValueError(f"{name}: {bad[0]!r} is not one of {list(allowed)}")
+    return out
+
+
+def _ch3_plan(o: dict, framework) -> Plan:
+    from_models = _parse_list("models", o["models"], str, ("cnn", "mlp", "ae"))
+    modes = _parse_list("modes", o["modes"], str, ("phased", "overlapped"))
+    workers = _parse_list("workers", o["workers"], int)
+    items = []
+    for mode in modes:
+        for model in from_models:
+            for g in workers:
+                cfg = {"model": model, "workers": g, "batch_size": o["batch_size"], "mode": mode,
+                       "iterations": o["iterations"], "warmup": o["warmup"], "seed": o["seed"],
+                       "dataset": "mnist", "optimizer": "sgd", "learning_rate": 0.01}
+                items.append((f"{model}-G{g}-{mode}", g, cfg))
+    columns = _COMMON + ["model", "workers", "rank", "iteration", "batch_size"] + PHASE_COLS + ["n_params"] + _TAIL
+
+    def to_rows(item, reply, base):
+        _, g, cfg = item
+        head = dict(base, model=cfg["model"], workers=g, batch_size=cfg["batch_size"], mode=cfg["mode"])
+        if not reply.get("ok"):
+            return [dict(head, status="error", error=reply.get("error", "?"))]
+        return [dict(head, status="ok", error="", rank=r, iteration=i, n_params=res["n_params"],
+                     **{k: it[k] for k in PHASE_COLS})
+                for r, res in enumerate(reply["ranks"]) for i, it in enumerate(res["iterations"])]
+
+    settings = {k: o[k] for k in ("models", "modes", "workers", "batch_size", "iterations", "warmup", "seed")}
+    return Plan("ch3", "phases", items, columns, settings, to_rows)
+
+
+def _steps_columns(repeats: int) -> list[str]:
+    return (_COMMON + INTRINSIC + EXTRINSIC + ["n_train", "steps_per_epoch", "step_time"]
+            + [f"step_run{i + 1}" for i in range(repeats)]
+            + ["epoch_time", "steps_per_run", "step_min", "step_max", "n_params"])
+
+
+def _steps_rows(item, reply, base, extra=None):
+    _, g, cfg = item
+    head = dict(base, mode=cfg["mode"], **{k: cfg[k] for k in INTRINSIC + EXTRINSIC}, **(extra or {}))
+    if not reply.get("ok"):
+        return [dict(head, status="error", error=reply.get("error", "?"))]
+    ranks = reply["ranks"]
+    agg = _aggregate_steps(ranks)
+    n_train = ranks[0]["n_train"]
+    spe = math.ceil(n_train / (cfg["batch_size"] * g))
+    row = dict(head, status="ok", error="", n_train=n_train, steps_per_epoch=spe, step_time=agg["step_time"],
+               epoch_time=spe * agg["step_time"], step_min=agg["step_min"], step_max=agg["step_max"],
+               n_params=ranks[0]["n_params"], steps_per_run=ranks[0]["steps"], **{f"step_run{i + 1}": v for i, v in enumerate(agg["runs"])})
+    return [row]
+
+
+def _space(o: dict) -> dict:
+    space = dict(TABLE_4_1_SPACE)
+    if o.get("workers"):
+        space["workers"] = _parse_list("workers", o["workers"], int)
+    if o.get("batch_sizes"):
+        space["batch_size"] = _parse_list("batch_sizes", o["batch_sizes"], int)
+    if o.get("datasets"):
+        space["dataset"] = _parse_list("datasets", o["datasets"], str, tuple(DATASET_SHAPES))
+    return space
+
+
+def _protocol(o: dict) -> dict:
+    return {"warmup": o["warmup"], "repeats": o["repeats"], "steps": o["steps"], "mode": o["mode"],
+            "min_run_seconds": o["min_run_seconds"], "max_steps": 200}
+
+
+def _ch4_plan(o: dict, framework) -> Plan:
+    space = _space(o)
+    rep = sample_configs(o["samples"], seed=o["seed"], space=space)
+    items = [(str(i), c["workers"], dict(c, seed=o["seed"] * 100003 + i, **_protocol(o)))
+             for i, c in enumerate(rep.configs)]
+    settings = dict(_protocol(o), seed=o["seed"], space=space)
+    return Plan("ch4", "steps", items, _steps_columns(o["repeats"]) + _TAIL, settings, _steps_rows, sampler=rep)
+
+
+def _noise_plan(o: dict, framework) -> Plan:
+    space = _space(o)
+    rep = sample_configs(o["samples"], seed=o["seed"], space=space)
+    items = []
+    for r in range(o["rounds"]):
+        order = list(range(len(rep.configs)))
+        random.Random(o["seed"] * 7 + r).shuffle(order)
+        for c in order:
+            cfg = dict(rep.configs[c], seed=o["seed"] * 100003 + c, **_protocol(o))
+            items.append((f"r{r}-c{c}", cfg["workers"], dict(cfg, config_id=c, round=r)))
+    columns = ["config_id", "round"] + _steps_columns(o["repeats"]) + _TAIL
+
+    def to_rows(item, reply, base):
+        return _steps_rows(item, reply, base, {"config_id": item[2]["config_id"], "round": item[2]["round"]})
+
+    settings = dict(_protocol(o), seed=o["seed"], rounds=o["rounds"], space=space)
+    return Plan("noise", "steps", items, columns, settings, to_rows, sampler=rep)
+
+
+def _epoch_plan(o: dict, framework) -> Plan:
+    space = _space(o)
+    rep = sample_configs(o["samples"] * 10, seed=o["seed"], space=space)
+    limit = float(o["max_epoch_seconds"])
+    items = [(str(i), c["workers"], dict(c, seed=o["seed"] * 100003 + i, max_epoch_seconds=limit, **_protocol(o)))
+             for i, c in enumerate(rep.configs)]
+    columns = _steps_columns(o["repeats"]) + ["epoch_steps", "epoch_measured", "epoch_error"] + _TAIL
+
+    def to_rows(item, reply, base):
+        rows = _steps_rows(item, reply, base)
+        if reply.get("ok"):
+            measured = max(r.get("epoch_time") or -1.0 for r in reply["ranks"])
+            row = rows[0]
+            if measured < 0:
+                row.update(status="skipped", error=f"predicted epoch {row['epoch_time']:.0f} s > {limit:.0f} s")
+            else:
+                row.update(epoch_steps=reply["ranks"][0]["epoch_steps"], epoch_measured=measured,
+                           epoch_error=row["epoch_time"] / measured - 1.0)
+        return rows
+
+    settings = dict(_protocol(o), seed=o["seed"], max_epoch_seconds=limit, space=space)
+    return Plan("epoch", "epoch", items, columns, settings, to_rows, sampler=rep, target=o["samples"])
+
+
+DESCRIPTIONS = {
+    "ch3": "Chapter 3 phase timing: one row per worker and timed iteration (seconds) of a data-parallel job.",
+    "ch4": "Chapter 4: Table 4.1 LeNet-5 configurations; step time = median over runs of the median step "
+           "(slowest worker per step); epoch_time = ceil(n_train / (batch_size * workers)) * step_time.",
+    "noise": "Noise floor: the same configurations measured once per round, rounds at different moments.",
+    "epoch": "Epoch extrapolation check: step-time protocol as ch4 plus one timed whole epoch per configuration.",
+}
+
+DEFAULTS = {
+    "ch3": dict(models=["cnn", "mlp", "ae"], modes=["phased", "overlapped"], workers=[1, 2, 3], batch_size=64,
+                iterations=200, warmup=20, seed=0),
+    "ch4": dict(samples=1500, seed=0, warmup=3, repeats=3, steps=5, min_run_seconds=0.25, mode="overlapped", workers=None,
+                batch_sizes=None, datasets=None),
+    "noise": dict(samples=50, rounds=5, seed=1, warmup=3, repeats=3, steps=5, min_run_seconds=0.25, mode="overlapped", workers=None,
+                  batch_sizes=None, datasets=None),
+    "epoch": dict(samples=20, seed=2, warmup=3, repeats=3, steps=5, min_run_seconds=0.25, mode="overlapped", max_epoch_seconds=120.0,
+                  workers=None, batch_sizes=None, datasets=None),
+}
+
+
+def make_plan(kind: str, framework: str = "pytorch", **options) -> Plan:
+    """The plan for ``kind`` with ``options`` over :data:`DEFAULTS` (unknown options are an error)."""
+    if kind not in KINDS:
+        raise ValueError(f"kind: expected one of {KINDS}, got {kind!r}")
+    o = dict(DEFAULTS[kind])
+    for key, value in options.items():
+        if key not in o:
+            raise ValueError(f"{key}: not an option of `collect {kind}` (options: {', '.join(sorted(o))})")
+        if value is not None:
+            o[key] = value
+    if o.get("min_run_seconds", 0) < 0:
+        raise ValueError(f"min_run_seconds: expected >= 0, got {o['min_run_seconds']!r}")
+    for key in ("samples", "rounds", "iterations", "repeats", "steps", "batch_size"):
+        if key in o and (not isinstance(o[key], int) or o[key] < 1):
+            raise ValueError(f"{key}: expected a positive integer, got {o[key]!r}")
+    if o.get("mode", "overlapped") not in ("phased", "overlapped"):
+        raise ValueError(f"mode: expected 'phased' or 'overlapped', got {o['mode']!r}")
+    return {"ch3": _ch3_plan, "ch4": _ch4_plan, "noise": _noise_plan, "epoch": _epoch_plan}[kind](o, framework)
+
+
+def _identity(plan, framework, device, threads, data_root):
+    settings = {k: v for k, v in plan.settings.items() if k not in ("samples",)}
+    return json.loads(json.dumps({"kind": plan.kind, "framework": framework, "device": device, "threads": threads,
+                                  "data_root": str(data_root) if data_root else None, "settings": settings}))
+
+
+def collect(kind: str, out=None, framework: str = "pytorch", threads: int = 1, device: str = "cpu", python=None,
+            data_root=None, timeout: float = 600.0, progress: bool = True, argv=None, **options) -> Path:
+    """Run (or resume) one collection; returns the CSV path. See the module docstring."""
+    from tqdm.auto import tqdm
+
+    plan = make_plan(kind, framework, **options)
+    out = Path(out) if out else default_out(kind, framework, device)
+    log = SampleLog(out, plan.columns)
+    ppath = provenance_path(out)
+    ident = _identity(plan, framework, device, int(threads), data_root)
+    prov = json.loads(ppath.read_text()) if ppath.exists() and log.done else None
+    if prov is not None:
+        for key, want in ident.items():
+            have = prov.get("identity", {}).get(key)
+            if have != want:
+                raise ValueError(f"{key}: {out} was collected with {have!r}; this run asks for {want!r}. "
+                                 "Re-run with the same settings to resume, or choose another --out")
+    else:
+        prov = {"dataset": out.name, "kind": kind, "description": DESCRIPTIONS[kind], "identity": ident, "columns": plan.columns, "machine": machine_info(), "adapters": {},
+                "sampler": plan.sampler.to_dict() if plan.sampler else None, "sessions": []}
+    session = {"started_utc": utc_now(), "command": command_line(argv), "cwd": os.getcwd(),
+               "git_commit": machine_info(libraries=())["git_commit"], "samples_before": len(log.done),
+               "requested": len(plan.items) if plan.target is None else plan.target}
+    prov["sessions"].append(session)
+    write_json_atomic(ppath, prov)
+    todo = [it for it in plan.items if it[0] not in log.done]
+    groups: dict[int, WorkerGroup] = {}
+    failures = 0
+    bar = tqdm(total=len(plan.items), initial=len(plan.items) - len(todo), desc=f"collect {kind}", unit="sample",
+               disable=not progress, dynamic_ncols=True, smoothing=0.05)
+    try:
+        for n, item in enumerate(todo):
+            if plan.target is not None and plan.enough(out):
+                break
+            sid, g, cfg = item
+            if g not in groups:
+                grp = WorkerGroup(framework, g, threads, device, python, data_root, timeout)
+                hello = grp.start()
+                groups[g] = grp
+                prov["adapters"][str(g)] = {k: v for k, v in hello.items() if k not in ("op", "ranks")}
+            base = {"framework": framework, "device": device, "threads": int(threads), "mode": cfg.get("mode"),
+                    "loadavg": round(os.getloadavg()[0], 2), "started_utc": utc_now()}
+            t0 = time.monotonic()
+            try:
+                reply = groups[g].request({"op": "run", "id": sid, "task": plan.task, "config": cfg})
+            except WorkerError as exc:
+                reply = {"ok": False, "error": f"WorkerError: {exc}"}
+                groups.pop(g, None)
+            base["duration_s"] = round(time.monotonic() - t0, 3)
+            rows = plan.to_rows(item, reply, base)
+            failures += rows[0]["status"] == "error"
+            log.append(sid, rows)
+            bar.update(1)
+            bar.set_postfix(failed=failures, refresh=False)
+            if n % 25 == 24:
+                session.update(samples_after=len(log.done), updated_utc=utc_now())
+                write_json_atomic(ppath, prov)
+    finally:
+        bar.close()
+        for grp in groups.values():
+            grp.stop()
+        session.update(finished_utc=utc_now(), samples_after=len(log.done), failures_this_session=failures)
+        write_json_atomic(ppath, prov)
+    return out

@@ -1,0 +1,238 @@
+"""Worker groups and the crash-safe sample log used by ``perfkit collect``.
+
+:class:`WorkerGroup` starts G adapter processes the way ``torchrun`` would
+(``RANK``, ``WORLD_SIZE``, ``LOCAL_RANK``, ``MASTER_ADDR``, ``MASTER_PORT``) and
+exchanges JSON lines with rank 0 (:mod:`perfkit.protocol`). The workers die
+with the collector, even when it is SIGKILLed (``PR_SET_PDEATHSIG`` on Linux,
+and end-of-input on rank 0's stdin everywhere).
+
+:class:`SampleLog` is the append-only CSV a collection writes: one
+``os.write`` of whole lines per sample, then ``fsync``. When a run was killed
+part-way, reopening it drops a torn last line and any sample whose rows are
+incomplete, so a re-run resumes with every finished sample exactly once.
+"""
+from __future__ import annotations
+
+import csv
+import io
+import json
+import os
+import select
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+__all__ = ["ADAPTERS", "adapter_command", "WorkerGroup", "WorkerError", "SampleLog"]
+
+#: framework → Python module implementing :class:`perfkit.protocol.Adapter`
+ADAPTERS = {"pytorch": "perfkit.torch_worker"}
+
+
+def adapter_command(framework: str, python: str | None = None) -> list[str]:
+    """The command that starts one worker of ``framework`` (under ``python``, default this interpreter)."""
+    if framework not in ADAPTERS:
+        raise ValueError(f"framework: expected one of {sorted(ADAPTERS)}, got {framework!r}")
+    return [python or sys.executable, "-m", ADAPTERS[framework]]
+
+
+class WorkerError(RuntimeError):
+    """A worker group crashed or timed out (the group has been stopped)."""
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _die_with_parent():  # runs in the child between fork and exec
+    try:
+        import ctypes
+
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    except Exception:
+        pass
+
+
+class WorkerGroup:
+    """``workers`` processes of one framework adapter, driven through rank 0.
+
+    Parameters
+    ----------
+    framework : str
+        Key of :data:`ADAPTERS`.
+    workers : int
+        World size G.
+    threads : int
+        Intra-op threads per worker (also sets ``OMP_NUM_THREADS``/``MKL_NUM_THREADS``).
+    device : {"cpu", "cuda"}
+    python : str, optional
+        Interpreter for the workers (another virtualenv, say); default: this one.
+    data_root : str, optional
+        Folder with real dataset files (default: synthetic data).
+    timeout : float
+        Seconds to wait for one reply before the group is killed.
+    """
+
+    def __init__(self, framework="pytorch", workers=1, threads=1, device="cpu", python=None, data_root=None,
+                 timeout=600.0):
+        if int(workers) < 1:
+            raise ValueError(f"workers: expected >= 1, got {workers}")
+        self.framework, self.workers, self.threads, self.device = framework, int(workers), int(threads), device
+        self.cmd = adapter_command(framework, python) + ["--threads", str(threads), "--device", device]
+        if data_root:
+            self.cmd += ["--data-root", str(data_root)]
+        self.timeout = float(timeout)
+        self.procs: list[subprocess.Popen] = []
+        self.hello: dict | None = None
+        self._logs: list = []
+
+    def start(self) -> dict:
+        port = _free_port()
+        pkg_parent = str(Path(__file__).resolve().parents[1])
+        for rank in range(self.workers):
+            env = dict(os.environ, RANK=str(rank), WORLD_SIZE=str(self.workers), LOCAL_RANK=str(rank),
+                       LOCAL_WORLD_SIZE=str(self.workers), MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port),
+                       OMP_NUM_THREADS=str(self.threads), MKL_NUM_THREADS=str(self.threads),
+                       PYTHONPATH=os.pathsep.join(filter(None, [pkg_parent, os.environ.get("PYTHONPATH")])))
+            log = tempfile.TemporaryFile(mode="w+b")
+            self._logs.append(log)
+            self.procs.append(subprocess.Popen(
+                self.cmd, env=env, stdin=subprocess.PIPE if rank == 0 else subprocess.DEVNULL,
+                stdout=subprocess.PIPE if rank == 0 else subprocess.DEVNULL, stderr=log,
+                preexec_fn=_die_with_parent if sys.platform.startswith("linux") else None))
+        self.hello = self.request({"op": "hello"}, timeout=max(self.timeout, 120.0))
+        return self.hello
+
+    def _stderr_tail(self, n=1500) -> str:
+        parts = []
+        for rank, log in enumerate(self._logs):
+            try:
+                log.seek(0)
+                text = log.read().decode(errors="replace").strip()
+            except (OSError, ValueError):
+                continue
+            if text:
+                parts.append(f"[rank {rank}] {text[-n:]}")
+        return "\n".join(parts)
+
+    def request(self, obj: dict, timeout: float | None = None) -> dict:
+        """Send one request to rank 0 and return its reply; raise :class:`WorkerError` on crash or timeout."""
+        if not self.procs:
+            self.start()
+        p0 = self.procs[0]
+        try:
+            p0.stdin.write((json.dumps(obj) + "\n").encode())
+            p0.stdin.flush()
+        except (BrokenPipeError, OSError):
+            self._fail("worker group exited before the request could be sent")
+        deadline = time.monotonic() + (timeout or self.timeout)
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                self._fail(f"no reply within {timeout or self.timeout:.0f} s")
+            ready, _, _ = select.select([p0.stdout], [], [], min(left, 1.0))
+            if ready:
+                line = p0.stdout.readline()
+                if not line:
+                    self._fail("rank 0 closed its output (crashed?)")
+                return json.loads(line)
+            dead = [r for r, p in enumerate(self.procs) if p.poll() is not None]
+            if dead:
+                self._fail(f"worker rank {dead[0]} exited with code {self.procs[dead[0]].returncode}")
+
+    def _fail(self, why: str):
+        tail = self._stderr_tail()
+        self.stop(kill=True)
+        raise WorkerError(why + (f"\n{tail}" if tail else ""))
+
+    def stop(self, kill: bool = False) -> None:
+        if not self.procs:
+            return
+        if not kill:
+            try:
+                self.procs[0].stdin.write(b'{"op": "exit"}\n')
+                self.procs[0].stdin.flush()
+                self.procs[0].stdin.close()
+            except (BrokenPipeError, OSError, ValueError):
+                pass
+        for p in self.procs:
+            try:
+                p.wait(timeout=0.1 if kill else 20)
+            except subprocess.TimeoutExpired:
+                p.kill()
+                p.wait()
+        for log in self._logs:
+            log.close()
+        self.procs, self._logs = [], []
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.stop()
+
+
+class SampleLog:
+    """An append-only CSV of samples that survives being killed at any moment.
+
+    Every row has ``sample_id`` and ``sample_rows`` (how many rows that sample
+    wrote). On opening, a torn last line and the rows of any incomplete sample
+    are removed, and the ids of complete samples are in :attr:`done`.
+    """
+
+    def __init__(self, path, columns: list[str]):
+        self.path = Path(path)
+        self.columns = list(columns)
+        for need in ("sample_id", "sample_rows"):
+            if need not in self.columns:
+                raise ValueError(f"columns: a sample log needs a {need!r} column")
+        self.done: set[str] = set()
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        if self.path.exists() and self.path.stat().st_size:
+            self._repair()
+        else:
+            self.path.write_text(",".join(self.columns) + "\n")
+
+    def _repair(self) -> None:
+        raw = self.path.read_bytes()
+        cut = raw.rfind(b"\n") + 1
+        text = raw[:cut].decode()
+        lines = text.splitlines(keepends=True)
+        header = next(csv.reader([lines[0]])) if lines else []
+        if header != self.columns:
+            raise ValueError(f"{self.path}: its columns {header} differ from this collection's {self.columns}; "
+                             "use another --out or the same settings")
+        rows = list(csv.DictReader(io.StringIO(text)))
+        counts: dict[str, int] = {}
+        declared: dict[str, set] = {}
+        for r in rows:
+            counts[r["sample_id"]] = counts.get(r["sample_id"], 0) + 1
+            declared.setdefault(r["sample_id"], set()).add(r["sample_rows"])
+        complete = {sid for sid, n in counts.items() if declared[sid] == {str(n)}}
+        if cut != len(raw) or len(complete) != len(counts):
+            keep = [lines[0]] + [line for line, r in zip(lines[1:], rows) if r["sample_id"] in complete]
+            tmp = self.path.with_name(self.path.name + ".tmp")
+            tmp.write_text("".join(keep))
+            os.replace(tmp, self.path)
+        self.done = complete
+
+    def append(self, sample_id, rows: list[dict]) -> None:
+        """Write all rows of one sample in one ``write`` and ``fsync``; then it counts as done."""
+        buf = io.StringIO()
+        w = csv.DictWriter(buf, fieldnames=self.columns, extrasaction="raise", lineterminator="\n")
+        for r in rows:
+            w.writerow(dict(r, sample_id=sample_id, sample_rows=len(rows)))
+        fd = os.open(self.path, os.O_WRONLY | os.O_APPEND)
+        try:
+            data = memoryview(buf.getvalue().encode())
+            while data:
+                data = data[os.write(fd, data):]
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        self.done.add(str(sample_id))
