@@ -171,6 +171,8 @@ class WorkerGroup:
         self.procs, self._logs = [], []
 
     def __enter__(self):
+        if not self.procs:
+            self.start()
         return self
 
     def __exit__(self, *exc):
