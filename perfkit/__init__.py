@@ -28,6 +28,17 @@ dataset
     Validation of user tables.
 synthetic
     Table 4.1-shaped synthetic data for tests and benchmarks (not measurements).
+sampler
+    Table 4.1 LeNet-5 configuration sampler with geometry rejection.
+collect, harness, protocol
+    ``perfkit collect``: measurement campaigns, worker groups and the crash-safe
+    sample log, the JSON-lines protocol between collector and framework adapters.
+torch_worker, torch_models
+    The PyTorch adapter and the models it times (import PyTorch).
+imagedata
+    Synthetic image tensors of the real shapes; MNIST IDX and CIFAR-10 loaders.
+provenance
+    Machine facts recorded beside datasets and benchmark results.
 """
 from __future__ import annotations
 
@@ -71,13 +82,18 @@ _EXPORTS = {
     "savefig": "figures",
     "savetable": "figures",
     "use_style": "figures",
+    # measurement harness
+    "sample_configs": "sampler",
+    "check_geometry": "sampler",
+    "machine_info": "provenance",
     # paths
     "data_dir": "paths",
     "figures_dir": "paths",
     "repo_root": "paths",
 }
 _SUBMODULES = ("equations", "metrics", "thesis", "figures", "paths", "ch3", "reproduce", "cli", "generic",
-               "fitting", "baselines", "lif", "dataset", "synthetic")
+               "fitting", "baselines", "lif", "dataset", "synthetic", "sampler", "collect", "harness", "protocol",
+               "torch_worker", "torch_models", "imagedata", "provenance")
 
 __all__ = sorted(_EXPORTS) + ["__version__"]
 
