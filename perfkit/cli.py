@@ -89,7 +89,7 @@ def build_parser() -> argparse.ArgumentParser:
     col.add_argument("--mode", default=None, choices=["phased", "overlapped"],
                      help="ch4/noise/epoch: gradient aggregation (default overlapped = DDP)")
     col.add_argument("--iterations", type=int, default=None, help="ch3: timed iterations per run (200)")
-    col.add_argument("--warmup", type=int, default=None, help="untimed warm-up iterations (ch3 20, others 3)")
+    col.add_argument("--warmup", type=int, default=None, help="untimed warm-up iterations (ch3 20, others 5)")
     col.add_argument("--repeats", type=int, default=None, help="ch4/noise/epoch: timed runs per sample (3)")
     col.add_argument("--steps", type=int, default=None, help="ch4/noise/epoch: steps per timed run (5)")
     col.add_argument("--min-run-seconds", type=float, default=None,

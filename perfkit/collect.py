@@ -8,10 +8,11 @@ Four kinds, each a list of samples run through :class:`perfkit.harness.WorkerGro
 ``ch4``
     Chapter 4: ``samples`` LeNet-5 configurations from Table 4.1
     (:func:`perfkit.sampler.sample_configs`); each is warmed up, then timed in
-    ``repeats`` runs of ``steps`` steps. The step time of one step is the
-    slowest worker's; a run's value is the median of its steps; the sample's
-    ``step_time`` is the median of the runs (the thesis took the median of 3
-    runs). ``epoch_time = ceil(n_train / (batch_size × workers)) × step_time``.
+    ``repeats`` runs of ``steps`` steps. A run's value is its mean step time
+    (wall time / steps, slowest worker); the sample's ``step_time`` is the
+    median of the runs (the thesis took the median of 3 runs).
+    ``epoch_time = ceil(n_train / (batch_size × workers)) × step_time``. The
+    raw per-step times of every worker go to ``<name>.steps.jsonl``.
 ``noise``
     The noise floor: ``samples`` configurations, each measured once per round
     for ``rounds`` rounds, in a fresh random order every round, so the repeats
@@ -75,11 +76,17 @@ class Plan:
 
 
 def _aggregate_steps(ranks: list[dict]) -> dict:
-    """Per-step maximum over workers → median per run → median of runs."""
-    reps = [[max(vals) for vals in zip(*[r["repeats"][i] for r in ranks])] for i in range(len(ranks[0]["repeats"]))]
-    meds = [statistics.median(r) for r in reps]
-    flat = [v for r in reps for v in r]
-    return {"step_time": statistics.median(meds), "runs": meds, "step_min": min(flat), "step_max": max(flat)}
+    """Run value = its wall time / steps on the slowest worker; ``step_time`` = median of the runs.
+
+    A run's mean step time (not its median step) is what a long series of
+    steps, i.e. an epoch, adds up to; the median over runs guards against a
+    run disturbed from outside. Workers move in lock-step (the all-reduce), so
+    their run totals differ only at the edges; the largest is taken.
+    """
+    n_runs = len(ranks[0]["repeats"])
+    runs = [max(sum(r["repeats"][i]) / len(r["repeats"][i]) for r in ranks) for i in range(n_runs)]
+    flat = [v for r in ranks for rep in r["repeats"] for v in rep]
+    return {"step_time": statistics.median(runs), "runs": runs, "step_min": min(flat), "step_max": max(flat)}
 
 
 def _parse_list(name, values, cast, allowed=None):
@@ -211,8 +218,8 @@ def _epoch_plan(o: dict, framework) -> Plan:
 
 DESCRIPTIONS = {
     "ch3": "Chapter 3 phase timing: one row per worker and timed iteration (seconds) of a data-parallel job.",
-    "ch4": "Chapter 4: Table 4.1 LeNet-5 configurations; step time = median over runs of the median step "
-           "(slowest worker per step); epoch_time = ceil(n_train / (batch_size * workers)) * step_time.",
+    "ch4": "Chapter 4: Table 4.1 LeNet-5 configurations; step_time = median over runs of the run's mean step "
+           "time (slowest worker); epoch_time = ceil(n_train / (batch_size * workers)) * step_time.",
     "noise": "Noise floor: the same configurations measured once per round, rounds at different moments.",
     "epoch": "Epoch extrapolation check: step-time protocol as ch4 plus one timed whole epoch per configuration.",
 }
@@ -220,11 +227,11 @@ DESCRIPTIONS = {
 DEFAULTS = {
     "ch3": dict(models=["cnn", "mlp", "ae"], modes=["phased", "overlapped"], workers=[1, 2, 3], batch_size=64,
                 iterations=200, warmup=20, seed=0),
-    "ch4": dict(samples=1500, seed=0, warmup=3, repeats=3, steps=5, min_run_seconds=0.25, mode="overlapped", workers=None,
+    "ch4": dict(samples=1500, seed=0, warmup=5, repeats=3, steps=5, min_run_seconds=0.25, mode="overlapped", workers=None,
                 batch_sizes=None, datasets=None),
-    "noise": dict(samples=50, rounds=5, seed=1, warmup=3, repeats=3, steps=5, min_run_seconds=0.25, mode="overlapped", workers=None,
+    "noise": dict(samples=50, rounds=5, seed=1, warmup=5, repeats=3, steps=5, min_run_seconds=0.25, mode="overlapped", workers=None,
                   batch_sizes=None, datasets=None),
-    "epoch": dict(samples=20, seed=2, warmup=3, repeats=3, steps=5, min_run_seconds=0.25, mode="overlapped", max_epoch_seconds=120.0,
+    "epoch": dict(samples=20, seed=2, warmup=5, repeats=3, steps=5, min_run_seconds=0.25, mode="overlapped", max_epoch_seconds=120.0,
                   workers=None, batch_sizes=None, datasets=None),
 }
 
@@ -255,6 +262,17 @@ def _identity(plan, framework, device, threads, data_root):
                                   "data_root": str(data_root) if data_root else None, "settings": settings}))
 
 
+def _append_raw(path: Path, sid, reply: dict) -> None:
+    """Per-step times of every worker and run, one JSON line per sample (written before its CSV row;
+    a sample redone after a kill may appear twice: the last line is the one in the CSV)."""
+    line = json.dumps({"sample_id": str(sid), "repeats": [r["repeats"] for r in reply["ranks"]]},
+                      separators=(",", ":")) + "\n"
+    with open(path, "a") as fh:
+        fh.write(line)
+        fh.flush()
+        os.fsync(fh.fileno())
+
+
 def collect(kind: str, out=None, framework: str = "pytorch", threads: int = 1, device: str = "cpu", python=None,
             data_root=None, timeout: float = 600.0, progress: bool = True, argv=None, **options) -> Path:
     """Run (or resume) one collection; returns the CSV path. See the module docstring."""
@@ -280,6 +298,7 @@ def collect(kind: str, out=None, framework: str = "pytorch", threads: int = 1, d
                "requested": len(plan.items) if plan.target is None else plan.target}
     prov["sessions"].append(session)
     write_json_atomic(ppath, prov)
+    raw_path = out.with_name(out.stem + ".steps.jsonl")
     todo = [it for it in plan.items if it[0] not in log.done]
     groups: dict[int, WorkerGroup] = {}
     failures = 0
@@ -292,7 +311,11 @@ def collect(kind: str, out=None, framework: str = "pytorch", threads: int = 1, d
             sid, g, cfg = item
             if g not in groups:
                 grp = WorkerGroup(framework, g, threads, device, python, data_root, timeout)
-                hello = grp.start()
+                try:
+                    hello = grp.start()
+                except WorkerError as exc:
+                    raise ValueError(f"framework: {g} {framework} worker(s) did not start "
+                                     f"({' '.join(grp.cmd)}):\n{exc}") from None
                 groups[g] = grp
                 prov["adapters"][str(g)] = {k: v for k, v in hello.items() if k not in ("op", "ranks")}
             base = {"framework": framework, "device": device, "threads": int(threads), "mode": cfg.get("mode"),
@@ -306,6 +329,8 @@ def collect(kind: str, out=None, framework: str = "pytorch", threads: int = 1, d
             base["duration_s"] = round(time.monotonic() - t0, 3)
             rows = plan.to_rows(item, reply, base)
             failures += rows[0]["status"] == "error"
+            if plan.task != "phases" and reply.get("ok"):
+                _append_raw(raw_path, sid, reply)
             log.append(sid, rows)
             bar.update(1)
             bar.set_postfix(failed=failures, refresh=False)

@@ -101,10 +101,14 @@ class WorkerGroup:
                        PYTHONPATH=os.pathsep.join(filter(None, [pkg_parent, os.environ.get("PYTHONPATH")])))
             log = tempfile.TemporaryFile(mode="w+b")
             self._logs.append(log)
-            self.procs.append(subprocess.Popen(
-                self.cmd, env=env, stdin=subprocess.PIPE if rank == 0 else subprocess.DEVNULL,
-                stdout=subprocess.PIPE if rank == 0 else subprocess.DEVNULL, stderr=log,
-                preexec_fn=_die_with_parent if sys.platform.startswith("linux") else None))
+            try:
+                self.procs.append(subprocess.Popen(
+                    self.cmd, env=env, stdin=subprocess.PIPE if rank == 0 else subprocess.DEVNULL,
+                    stdout=subprocess.PIPE if rank == 0 else subprocess.DEVNULL, stderr=log,
+                    preexec_fn=_die_with_parent if sys.platform.startswith("linux") else None))
+            except OSError as exc:
+                self.stop(kill=True)
+                raise WorkerError(f"cannot run {self.cmd[0]}: {exc}") from None
         self.hello = self.request({"op": "hello"}, timeout=max(self.timeout, 120.0))
         return self.hello
 

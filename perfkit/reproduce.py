@@ -15,6 +15,7 @@ __all__ = ["CHAPTERS", "notebook_path", "run_notebook", "reproduce"]
 #: chapter -> notebook file in notebooks/
 CHAPTERS: dict[str, str] = {
     "ch3": "ch3_sgd_phase_model.ipynb",
+    "ch4": "ch4_generic_model.ipynb",
 }
 
 

@@ -297,7 +297,7 @@ class TorchAdapter(Adapter):
             out = dict(info, repeats=reps, steps=steps)
             if task == "epoch":
                 n_steps = math.ceil(tr.n / (tr.batch * tr.world))
-                predicted = sorted(sorted(r)[len(r) // 2] for r in reps)[len(reps) // 2] * n_steps
+                predicted = sorted(sum(r) / len(r) for r in reps)[len(reps) // 2] * n_steps
                 limit = float(cfg.get("max_epoch_seconds", math.inf))
                 if self.broadcast(predicted <= limit):  # rank 0 decides, so that all ranks agree
                     out["epoch_steps"], out["epoch_time"] = tr.epoch(int(cfg.get("seed", 0)))

@@ -51,6 +51,10 @@ def test_tiny_ch4_collection_and_its_provenance(tmp_path):
     assert list(df.sample_id) == [0, 1, 2] and (df.status == "ok").all()
     runs = df[["step_run1", "step_run2", "step_run3"]]
     assert (df.step_time == runs.median(axis=1)).all()
+    raw = [json.loads(line) for line in (tmp_path / "ch4.steps.jsonl").read_text().splitlines()]
+    assert [r["sample_id"] for r in raw] == ["0", "1", "2"]
+    first = raw[0]["repeats"][0]  # rank 0's three runs of per-step times
+    assert len(first) == 3 and abs(statistics.median(sum(r) / len(r) for r in first) - df.step_time[0]) < 1e-12
     assert (df.steps_per_epoch == 60000 // 8).all()
     assert (abs(df.epoch_time - df.steps_per_epoch * df.step_time) < 1e-12).all()
     assert (df.step_min <= df.step_time).all() and (df.step_time <= df.step_max).all()
@@ -126,9 +130,17 @@ def test_timeouts_are_recorded_as_errors_and_collection_continues(tmp_path):
     assert (df.status == "error").all() and df.error.str.contains("no reply within").all()
 
 
-def test_epoch_check_measures_a_whole_epoch():
-    rep = _aggregate_steps([{"repeats": [[1.0, 3.0, 2.0], [2.0, 2.0, 2.0]]}, {"repeats": [[1.5, 1.0, 4.0], [1.0, 1.0, 1.0]]}])
-    assert rep["runs"] == [3.0, 2.0] and rep["step_time"] == 2.5 and rep["step_max"] == 4.0
+def test_workers_that_cannot_start_give_one_clear_error(tmp_path):
+    with pytest.raises(ValueError, match="did not start"):
+        collect("ch4", out=tmp_path / "x.csv", progress=False, samples=1, python=str(tmp_path / "no-python"), **TINY4)
+
+
+def test_plans_and_step_aggregation():
+    rep = _aggregate_steps([{"repeats": [[1.0, 3.0, 2.0], [2.0, 2.0, 2.0], [1.0, 1.0, 1.0]]},
+                            {"repeats": [[1.5, 1.5, 4.5], [1.0, 1.0, 1.0], [0.5, 0.5, 0.5]]}])
+    # run means: rank 0 (2, 2, 1), rank 1 (2.5, 1, 0.5) -> slowest (2.5, 2, 1) -> median 2
+    assert rep["runs"] == [2.5, 2.0, 1.0] and rep["step_time"] == 2.0
+    assert rep["step_min"] == 0.5 and rep["step_max"] == 4.5
     plan = make_plan("epoch", samples=2)
     assert plan.target == 2 and len(plan.items) == 20
     noise = make_plan("noise", samples=4, rounds=3)
