@@ -34,6 +34,7 @@ import math
 import os
 import random
 import statistics
+import sys
 import time
 from pathlib import Path
 
@@ -67,12 +68,14 @@ class Plan:
 
     def enough(self, log_path) -> bool:
         """For ``epoch``: stop once ``target`` checks succeeded."""
-        if self.target is None:
-            return False
-        import csv
+        return self.target is not None and _count_ok(log_path) >= self.target
 
-        with open(log_path) as fh:
-            return sum(r["status"] == "ok" for r in csv.DictReader(fh)) >= self.target
+
+def _count_ok(log_path) -> int:
+    import csv
+
+    with open(log_path) as fh:
+        return sum(r["status"] == "ok" for r in csv.DictReader(fh))
 
 
 def _aggregate_steps(ranks: list[dict]) -> dict:
@@ -294,6 +297,7 @@ def collect(kind: str, out=None, framework: str = "pytorch", threads: int = 1, d
         prov = {"dataset": out.name, "kind": kind, "description": DESCRIPTIONS[kind], "identity": ident, "columns": plan.columns, "machine": machine_info(), "adapters": {},
                 "sampler": plan.sampler.to_dict() if plan.sampler else None, "sessions": []}
     session = {"started_utc": utc_now(), "command": command_line(argv), "cwd": os.getcwd(),
+               "worker_python": python or sys.executable,
                "git_commit": machine_info(libraries=())["git_commit"], "samples_before": len(log.done),
                "requested": len(plan.items) if plan.target is None else plan.target}
     prov["sessions"].append(session)
@@ -302,8 +306,12 @@ def collect(kind: str, out=None, framework: str = "pytorch", threads: int = 1, d
     todo = [it for it in plan.items if it[0] not in log.done]
     groups: dict[int, WorkerGroup] = {}
     failures = 0
-    bar = tqdm(total=len(plan.items), initial=len(plan.items) - len(todo), desc=f"collect {kind}", unit="sample",
-               disable=not progress, dynamic_ncols=True, smoothing=0.05)
+    if plan.target is None:
+        total, initial = len(plan.items), len(plan.items) - len(todo)
+    else:  # epoch checks: progress counts successful checks
+        total, initial = plan.target, min(plan.target, _count_ok(out))
+    bar = tqdm(total=total, initial=initial, desc=f"collect {kind}", unit="sample", disable=not progress,
+               dynamic_ncols=True, smoothing=0.05)
     try:
         for n, item in enumerate(todo):
             if plan.target is not None and plan.enough(out):
@@ -332,7 +340,8 @@ def collect(kind: str, out=None, framework: str = "pytorch", threads: int = 1, d
             if plan.task != "phases" and reply.get("ok"):
                 _append_raw(raw_path, sid, reply)
             log.append(sid, rows)
-            bar.update(1)
+            if plan.target is None or rows[0]["status"] == "ok":
+                bar.update(1)
             bar.set_postfix(failed=failures, refresh=False)
             if n % 25 == 24:
                 session.update(samples_after=len(log.done), updated_utc=utc_now())
