@@ -317,6 +317,7 @@ class TorchAdapter(Adapter):
 
     def close(self) -> None:
         if self.world_size > 1 and dist.is_initialized():
+            dist.barrier()  # no rank tears gloo down while another still talks to it (SIGABRT at exit otherwise)
             dist.destroy_process_group()
 
 
@@ -334,6 +335,12 @@ def main(argv=None) -> None:
     req = open(args.requests) if args.requests and adapter.rank == 0 else None
     res = open(args.results, "a", buffering=1) if args.results and adapter.rank == 0 else None
     serve(adapter, requests=req, results=res)
+    for fh in (req, res, sys.stdout, sys.stderr):
+        if fh is not None:
+            fh.flush() if fh in (sys.stdout, sys.stderr) else fh.close()
+    # Skip interpreter teardown: gloo's C++ threads can abort ("terminate called without an active
+    # exception") while static destructors run, turning a clean run into SIGABRT under load.
+    os._exit(0)
 
 
 if __name__ == "__main__":
