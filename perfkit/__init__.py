@@ -39,6 +39,10 @@ imagedata
     Synthetic image tensors of the real shapes; MNIST IDX and CIFAR-10 loaders.
 provenance
     Machine facts recorded beside datasets and benchmark results.
+ch3measured, ch4, claims
+    Chapter 3 and 4 analysis of measured data, and the claims ledger.
+resattnet3d
+    3D-ResAttNet-18 for Chapter 5 (imports PyTorch).
 """
 from __future__ import annotations
 
@@ -93,7 +97,8 @@ _EXPORTS = {
 }
 _SUBMODULES = ("equations", "metrics", "thesis", "figures", "paths", "ch3", "reproduce", "cli", "generic",
                "fitting", "baselines", "lif", "dataset", "synthetic", "sampler", "collect", "harness", "protocol",
-               "torch_worker", "torch_models", "imagedata", "provenance")
+               "torch_worker", "torch_models", "imagedata", "provenance", "ch3measured", "ch4", "claims",
+               "resattnet3d")
 
 __all__ = sorted(_EXPORTS) + ["__version__"]
 

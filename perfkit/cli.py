@@ -69,9 +69,10 @@ def build_parser() -> argparse.ArgumentParser:
         description="Run or resume a measurement campaign. Every sample is appended to the CSV as it completes; "
                     "re-running the same command after an interruption resumes it. A provenance JSON is written "
                     "beside the CSV.")
-    col.add_argument("kind", choices=["ch3", "ch4", "noise", "epoch"],
+    col.add_argument("kind", choices=["ch3", "ch4", "noise", "epoch", "ch5"],
                      help="ch3: phase timing of CNN/MLP/AE; ch4: Table 4.1 LeNet-5 samples; noise: repeated "
-                          "configurations across rounds; epoch: whole-epoch extrapolation check")
+                          "configurations across rounds; epoch: whole-epoch extrapolation check; ch5: Table 5.1 "
+                          "3D-ResAttNet-18 samples")
     col.add_argument("--framework", default="pytorch", help="framework adapter (default pytorch)")
     col.add_argument("--out", default=None,
                      help="CSV to write/resume (default data/measured/<framework>-<device>/<kind file>)")
@@ -83,6 +84,8 @@ def build_parser() -> argparse.ArgumentParser:
     col.add_argument("--workers", default=None, help="worker counts, comma-separated (default 1,2,3)")
     col.add_argument("--batch-sizes", default=None, help="ch4/noise/epoch: per-worker batch sizes (default Table 4.1)")
     col.add_argument("--datasets", default=None, help="ch4/noise/epoch: datasets to sample (default all three)")
+    col.add_argument("--volume", default=None,
+                     help="ch5: synthetic volume DxHxW (default 48x56x48 on CPU; full Colin27 size 181x217x181)")
     col.add_argument("--batch-size", type=int, default=None, help="ch3: per-worker batch size (64)")
     col.add_argument("--models", default=None, help="ch3: models, comma-separated (cnn,mlp,ae)")
     col.add_argument("--modes", default=None, help="ch3: phased,overlapped (both)")
@@ -193,6 +196,16 @@ def _cmd_fit(args) -> None:
     print(f"\nsaved {args.out}")
 
 
+def _volume(text: str) -> list[int]:
+    try:
+        vol = [int(v) for v in text.lower().split("x")]
+    except ValueError:
+        vol = []
+    if len(vol) != 3:
+        raise ValueError(f"--volume: expected DxHxW, e.g. 48x56x48, got {text!r}")
+    return vol
+
+
 def _cmd_collect(args, argv) -> None:
     from .collect import collect
 
@@ -216,7 +229,8 @@ def _cmd_collect(args, argv) -> None:
                "batch_size": args.batch_size, "models": split(args.models, "models"), "modes": split(args.modes, "modes"),
                "mode": args.mode, "iterations": args.iterations, "warmup": args.warmup, "repeats": args.repeats,
                "steps": args.steps, "min_run_seconds": args.min_run_seconds,
-               "max_epoch_seconds": args.max_epoch_seconds}
+               "max_epoch_seconds": args.max_epoch_seconds,
+               "volume": None if args.volume is None else _volume(args.volume)}
     from .collect import DEFAULTS
 
     given = {k: v for k, v in options.items() if v is not None}

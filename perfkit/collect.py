@@ -17,6 +17,10 @@ Four kinds, each a list of samples run through :class:`perfkit.harness.WorkerGro
     The noise floor: ``samples`` configurations, each measured once per round
     for ``rounds`` rounds, in a fresh random order every round, so the repeats
     of one configuration happen at different moments.
+``ch5``
+    Chapter 5: Table 5.1 configurations of 3D-ResAttNet-18 on synthetic volumes
+    (``volume``, default 48×56×48 on CPU), timed as ``ch4``; the epoch is the 431
+    ADNI-1 training scans.
 ``epoch``
     The extrapolation check: configurations timed as in ``ch4`` *and* over a
     whole epoch, until ``samples`` checks are done. A configuration whose
@@ -42,11 +46,17 @@ from .harness import SampleLog, WorkerError, WorkerGroup
 from .provenance import command_line, machine_info, provenance_path, utc_now, write_json_atomic
 from .sampler import DATASET_SHAPES, EXTRINSIC, INTRINSIC, TABLE_4_1_SPACE, sample_configs
 
+#: Table 5.1 (thesis), the Chapter 5 space (see perfkit.resattnet3d, which needs torch)
+CH5_SPACE = {"kernel_size": [2, 3, 4, 5], "pool_size": [1], "activation": ["relu", "tanh", "sigmoid"],
+             "optimizer": ["adam", "sgd"], "num_filters": [16, 32, 64],
+             "learning_rate": [0.1, 0.01, 0.001, 1e-4, 1e-5, 1e-6], "padding": ["valid", "same"], "stride": [2],
+             "workers": [1, 2, 3], "batch_size": [1, 2, 3, 4]}
+
 __all__ = ["KINDS", "DEFAULT_FILES", "Plan", "make_plan", "collect", "default_out"]
 
-KINDS = ("ch3", "ch4", "noise", "epoch")
+KINDS = ("ch3", "ch4", "noise", "epoch", "ch5")
 DEFAULT_FILES = {"ch3": "ch3_phases.csv", "ch4": "ch4_lenet5.csv", "noise": "noise_floor.csv",
-                 "epoch": "epoch_check.csv"}
+                 "epoch": "epoch_check.csv", "ch5": "ch5_resattnet3d.csv"}
 PHASE_COLS = ["t_io", "t_h2d", "t_md", "t_f", "t_b", "t_c", "t_u", "t_iter"]
 _COMMON = ["sample_id", "sample_rows", "status", "error", "framework", "device", "threads", "mode"]
 _TAIL = ["loadavg", "started_utc", "duration_s"]
@@ -130,15 +140,19 @@ def _ch3_plan(o: dict, framework) -> Plan:
     return Plan("ch3", "phases", items, columns, settings, to_rows)
 
 
-def _steps_columns(repeats: int) -> list[str]:
-    return (_COMMON + INTRINSIC + EXTRINSIC + ["n_train", "steps_per_epoch", "step_time"]
+CH5_INTRINSIC = ["kernel_size", "pool_size", "activation", "optimizer", "num_filters", "learning_rate", "padding",
+                 "stride", "volume"]
+
+
+def _steps_columns(repeats: int, intrinsic=INTRINSIC) -> list[str]:
+    return (_COMMON + list(intrinsic) + EXTRINSIC + ["n_train", "steps_per_epoch", "step_time"]
             + [f"step_run{i + 1}" for i in range(repeats)]
             + ["epoch_time", "steps_per_run", "step_min", "step_max", "n_params"])
 
 
-def _steps_rows(item, reply, base, extra=None):
+def _steps_rows(item, reply, base, extra=None, intrinsic=INTRINSIC):
     _, g, cfg = item
-    head = dict(base, mode=cfg["mode"], **{k: cfg[k] for k in INTRINSIC + EXTRINSIC}, **(extra or {}))
+    head = dict(base, mode=cfg["mode"], **{k: cfg[k] for k in list(intrinsic) + EXTRINSIC}, **(extra or {}))
     if not reply.get("ok"):
         return [dict(head, status="error", error=reply.get("error", "?"))]
     ranks = reply["ranks"]
@@ -174,6 +188,31 @@ def _ch4_plan(o: dict, framework) -> Plan:
              for i, c in enumerate(rep.configs)]
     settings = dict(_protocol(o), seed=o["seed"], space=space)
     return Plan("ch4", "steps", items, _steps_columns(o["repeats"]) + _TAIL, settings, _steps_rows, sampler=rep)
+
+
+def _ch5_plan(o: dict, framework) -> Plan:
+    from .sampler import sample_space
+
+    space = {k: v for k, v in CH5_SPACE.items()}
+    if o.get("workers"):
+        space["workers"] = _parse_list("workers", o["workers"], int)
+    if o.get("batch_sizes"):
+        space["batch_size"] = _parse_list("batch_sizes", o["batch_sizes"], int)
+    volume = [int(v) for v in o["volume"]]
+    if len(volume) != 3 or min(volume) < 8:
+        raise ValueError(f"volume: expected three sizes >= 8 (depth, height, width), got {o['volume']!r}")
+    rep = sample_space(o["samples"], seed=o["seed"], space=space)
+    vol = "x".join(map(str, volume))
+    items = [(str(i), c["workers"], dict(c, arch="resattnet3d", dataset="adni1", volume=vol, n_train=o["n_train"],
+                                         seed=o["seed"] * 100003 + i, **_protocol(o)))
+             for i, c in enumerate(rep.configs)]
+    settings = dict(_protocol(o), seed=o["seed"], space=space, volume=vol, n_train=o["n_train"])
+
+    def to_rows(item, reply, base):
+        return _steps_rows(item, reply, base, intrinsic=CH5_INTRINSIC)
+
+    return Plan("ch5", "steps", items, _steps_columns(o["repeats"], CH5_INTRINSIC) + _TAIL, settings, to_rows,
+                sampler=rep)
 
 
 def _noise_plan(o: dict, framework) -> Plan:
@@ -220,6 +259,8 @@ def _epoch_plan(o: dict, framework) -> Plan:
 
 
 DESCRIPTIONS = {
+    "ch5": "Chapter 5: Table 5.1 3D-ResAttNet-18 configurations on synthetic single-channel volumes (size in "
+           "`volume`); step time and epoch_time over the 431 ADNI-1 training scans as in ch4.",
     "ch3": "Chapter 3 phase timing: one row per worker and timed iteration (seconds) of a data-parallel job.",
     "ch4": "Chapter 4: Table 4.1 LeNet-5 configurations; step_time = median over runs of the run's mean step "
            "time (slowest worker); epoch_time = ceil(n_train / (batch_size * workers)) * step_time.",
@@ -232,6 +273,8 @@ DEFAULTS = {
                 iterations=200, warmup=20, seed=0),
     "ch4": dict(samples=1500, seed=0, warmup=5, repeats=3, steps=5, min_run_seconds=0.25, mode="overlapped", workers=None,
                 batch_sizes=None, datasets=None),
+    "ch5": dict(samples=1500, seed=0, warmup=1, repeats=3, steps=2, min_run_seconds=0.0, mode="overlapped",
+                workers=None, batch_sizes=None, volume=[48, 56, 48], n_train=431),
     "noise": dict(samples=50, rounds=5, seed=1, warmup=5, repeats=3, steps=5, min_run_seconds=0.25, mode="overlapped", workers=None,
                   batch_sizes=None, datasets=None),
     "epoch": dict(samples=20, seed=2, warmup=5, repeats=3, steps=5, min_run_seconds=0.25, mode="overlapped", max_epoch_seconds=120.0,
@@ -256,7 +299,8 @@ def make_plan(kind: str, framework: str = "pytorch", **options) -> Plan:
             raise ValueError(f"{key}: expected a positive integer, got {o[key]!r}")
     if o.get("mode", "overlapped") not in ("phased", "overlapped"):
         raise ValueError(f"mode: expected 'phased' or 'overlapped', got {o['mode']!r}")
-    return {"ch3": _ch3_plan, "ch4": _ch4_plan, "noise": _noise_plan, "epoch": _epoch_plan}[kind](o, framework)
+    return {"ch3": _ch3_plan, "ch4": _ch4_plan, "noise": _noise_plan, "epoch": _epoch_plan,
+            "ch5": _ch5_plan}[kind](o, framework)
 
 
 def _identity(plan, framework, device, threads, data_root):

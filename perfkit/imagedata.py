@@ -29,7 +29,7 @@ import numpy as np
 
 from .sampler import DATASET_SHAPES
 
-__all__ = ["synthetic_images", "read_idx", "load_mnist", "load_cifar10", "load_images"]
+__all__ = ["synthetic_images", "synthetic_volumes", "read_idx", "load_mnist", "load_cifar10", "load_images"]
 
 _IDX_TYPES = {0x08: np.uint8, 0x09: np.int8, 0x0B: ">i2", 0x0C: ">i4", 0x0D: ">f4", 0x0E: ">f8"}
 
@@ -49,6 +49,21 @@ def synthetic_images(dataset: str, seed: int = 0, n: int | None = None):
     n = n_train if n is None else int(n)
     rng = np.random.default_rng(seed)
     return rng.integers(0, 256, size=(n, c, h, w), dtype=np.uint8), rng.integers(0, classes, size=n, dtype=np.uint8)
+
+
+def synthetic_volumes(n: int, volume, seed: int = 0, classes: int = 3):
+    """Random single-channel ``uint8`` volumes (n, 1, D, H, W) and labels: the shape of registered T1 scans.
+
+    Examples
+    --------
+    >>> x, y = synthetic_volumes(2, (8, 9, 10))
+    >>> x.shape, int(y.max()) < 3
+    ((2, 1, 8, 9, 10), True)
+    """
+    d, h, w = (int(v) for v in volume)
+    rng = np.random.default_rng(seed)
+    return (rng.integers(0, 256, size=(int(n), 1, d, h, w), dtype=np.uint8),
+            rng.integers(0, classes, size=int(n), dtype=np.uint8))
 
 
 def _open(path: Path):

@@ -30,7 +30,7 @@ import random
 from collections import Counter
 
 __all__ = ["TABLE_4_1_SPACE", "DATASET_SHAPES", "INTRINSIC", "EXTRINSIC", "geometry", "check_geometry",
-           "sample_configs", "SampleReport"]
+           "sample_configs", "sample_space", "SampleReport"]
 
 #: Table 4.1's values. Extrinsic factors: ``workers`` (the thesis's GPUs) and the per-worker ``batch_size``.
 TABLE_4_1_SPACE: dict[str, list] = {
@@ -144,6 +144,30 @@ class SampleReport:
                 "rejected": dict(self.rejected.most_common())}
 
 
+def sample_space(n: int, seed: int = 0, space: dict | None = None, check=None) -> SampleReport:
+    """Draw ``n`` configurations uniformly from ``space``; ``check(config)`` returns a rejection reason or None."""
+    if not isinstance(n, int) or n < 0:
+        raise ValueError(f"n: expected a non-negative integer, got {n!r}")
+    if not space:
+        raise ValueError("space: empty")
+    for key, values in space.items():
+        if not values:
+            raise ValueError(f"space[{key!r}]: no values to draw from")
+    rng = random.Random(seed)
+    configs: list[dict] = []
+    rejected: Counter = Counter()
+    while len(configs) < n:
+        cfg = {key: rng.choice(list(values)) for key, values in space.items()}
+        why = check(cfg) if check else None
+        if why is None:
+            configs.append(cfg)
+        else:
+            rejected[_reason_key(why)] += 1
+        if sum(rejected.values()) > 1000 * (n + 1):
+            raise ValueError("space: almost every configuration collapses; check kernel, pool and stride values")
+    return SampleReport(configs, rejected, seed)
+
+
 def sample_configs(n: int, seed: int = 0, space: dict | None = None) -> SampleReport:
     """Draw ``n`` feasible configurations uniformly from Table 4.1, with ``seed``.
 
@@ -160,22 +184,4 @@ def sample_configs(n: int, seed: int = 0, space: dict | None = None) -> SampleRe
     >>> sample_configs(3, seed=1).configs == rep.configs
     True
     """
-    if not isinstance(n, int) or n < 0:
-        raise ValueError(f"n: expected a non-negative integer, got {n!r}")
-    space = dict(TABLE_4_1_SPACE if space is None else space)
-    for key, values in space.items():
-        if not values:
-            raise ValueError(f"space[{key!r}]: no values to draw from")
-    rng = random.Random(seed)
-    configs: list[dict] = []
-    rejected: Counter = Counter()
-    while len(configs) < n:
-        cfg = {key: rng.choice(list(values)) for key, values in space.items()}
-        why = check_geometry(cfg)
-        if why is None:
-            configs.append(cfg)
-        else:
-            rejected[_reason_key(why)] += 1
-        if sum(rejected.values()) > 1000 * (n + 1):
-            raise ValueError("space: almost every configuration collapses; check kernel, pool and stride values")
-    return SampleReport(configs, rejected, seed)
+    return sample_space(n, seed=seed, space=dict(TABLE_4_1_SPACE if space is None else space), check=check_geometry)

@@ -89,7 +89,7 @@ class _Trainer:
         self.loss_fn = loss_fn
         self.opt = make_optimizer(optimizer_name, model.parameters(), float(lr))
         self.params = [p for p in model.parameters() if p.requires_grad]
-        self.x_all, self.y_all = adapter.images(dataset)
+        self.x_all, self.y_all = adapter.images(dataset) if isinstance(dataset, str) else dataset
         self.n = len(self.x_all)
         self.gen = torch.Generator().manual_seed(int(seed))  # the same permutation on every rank
         self.perm, self.pos = torch.randperm(self.n, generator=self.gen), 0
@@ -227,6 +227,13 @@ class TorchAdapter(Adapter):
         self.data_root = data_root
         self._images: dict = {}
 
+    def volumes(self, n: int, volume: str):
+        key = ("adni1", n, volume)
+        if key not in self._images:
+            x, y = imagedata.synthetic_volumes(n, [int(v) for v in volume.split("x")], seed=0)
+            self._images[key] = (torch.from_numpy(x), torch.from_numpy(y))
+        return self._images[key]
+
     def images(self, dataset: str):
         if dataset not in self._images:
             root = None
@@ -267,6 +274,14 @@ class TorchAdapter(Adapter):
             raise ValueError(f"workers: the configuration asks for {workers}, this group has {self.world_size}")
         seed = int(cfg.get("seed", 0))
         torch.manual_seed(seed)
+        if cfg.get("arch") == "resattnet3d":
+            from .resattnet3d import resattnet3d
+
+            vol = cfg["volume"]
+            model = resattnet3d(cfg, volume=[int(v) for v in vol.split("x")])
+            data = self.volumes(int(cfg.get("n_train", 431)), vol)
+            return _Trainer(self, model, torch.nn.CrossEntropyLoss(), "labels", cfg["optimizer"], cfg["learning_rate"],
+                            data, cfg["batch_size"], cfg.get("mode", "phased"), seed)
         if "model" in cfg:
             model, loss_fn, target = build_ch3_model(cfg["model"])
             dataset, opt, lr = cfg.get("dataset", "mnist"), cfg.get("optimizer", "sgd"), cfg.get("learning_rate", 0.01)
