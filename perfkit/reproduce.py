@@ -16,6 +16,7 @@ __all__ = ["CHAPTERS", "notebook_path", "run_notebook", "reproduce"]
 CHAPTERS: dict[str, str] = {
     "ch3": "ch3_sgd_phase_model.ipynb",
     "ch4": "ch4_generic_model.ipynb",
+    "ch5": "ch5_resattnet3d.ipynb",
 }
 
 
