@@ -44,13 +44,9 @@ from pathlib import Path
 
 from .harness import SampleLog, WorkerError, WorkerGroup
 from .provenance import command_line, machine_info, provenance_path, utc_now, write_json_atomic
-from .sampler import DATASET_SHAPES, EXTRINSIC, INTRINSIC, TABLE_4_1_SPACE, sample_configs
+from .sampler import DATASET_SHAPES, EXTRINSIC, INTRINSIC, TABLE_4_1_SPACE, TABLE_5_1_SPACE, sample_configs
 
-#: Table 5.1 (thesis), the Chapter 5 space (see perfkit.resattnet3d, which needs torch)
-CH5_SPACE = {"kernel_size": [2, 3, 4, 5], "pool_size": [1], "activation": ["relu", "tanh", "sigmoid"],
-             "optimizer": ["adam", "sgd"], "num_filters": [16, 32, 64],
-             "learning_rate": [0.1, 0.01, 0.001, 1e-4, 1e-5, 1e-6], "padding": ["valid", "same"], "stride": [2],
-             "workers": [1, 2, 3], "batch_size": [1, 2, 3, 4]}
+CH5_SPACE = TABLE_5_1_SPACE
 
 __all__ = ["KINDS", "DEFAULT_FILES", "Plan", "make_plan", "collect", "default_out"]
 

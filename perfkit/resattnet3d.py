@@ -30,26 +30,13 @@ import math
 import torch
 from torch import nn
 
-from .sampler import same_padding
+from .sampler import TABLE_5_1_SPACE, same_padding
 
 __all__ = ["FULL_VOLUME", "CPU_VOLUME", "ADNI1_TRAIN_SCANS", "TABLE_5_1_SPACE", "ResAttNet3D", "resattnet3d"]
 
 FULL_VOLUME = (181, 217, 181)
 CPU_VOLUME = (48, 56, 48)  # about 0.26x per axis of FULL_VOLUME, same aspect
 ADNI1_TRAIN_SCANS = 431
-#: Table 5.1 (thesis): the values sampled in Chapter 5
-TABLE_5_1_SPACE: dict[str, list] = {
-    "kernel_size": [2, 3, 4, 5],
-    "pool_size": [1],
-    "activation": ["relu", "tanh", "sigmoid"],
-    "optimizer": ["adam", "sgd"],
-    "num_filters": [16, 32, 64],
-    "learning_rate": [0.1, 0.01, 0.001, 1e-4, 1e-5, 1e-6],
-    "padding": ["valid", "same"],
-    "stride": [2],
-    "workers": [1, 2, 3],
-    "batch_size": [1, 2, 3, 4],
-}
 _ACT = {"relu": nn.ReLU, "tanh": nn.Tanh, "sigmoid": nn.Sigmoid}
 
 

@@ -29,7 +29,7 @@ import math
 import random
 from collections import Counter
 
-__all__ = ["TABLE_4_1_SPACE", "DATASET_SHAPES", "INTRINSIC", "EXTRINSIC", "geometry", "check_geometry",
+__all__ = ["TABLE_4_1_SPACE", "TABLE_5_1_SPACE", "DATASET_SHAPES", "INTRINSIC", "EXTRINSIC", "geometry", "check_geometry",
            "sample_configs", "sample_space", "SampleReport"]
 
 #: Table 4.1's values. Extrinsic factors: ``workers`` (the thesis's GPUs) and the per-worker ``batch_size``.
@@ -46,6 +46,19 @@ TABLE_4_1_SPACE: dict[str, list] = {
     "dropout": [0.2, 0.5, 0.8],
     "workers": [1, 2, 3],
     "batch_size": [8, 16, 32, 64, 128],
+}
+#: Table 5.1 (thesis): the Chapter 5 space of 3D-ResAttNet-18 configurations
+TABLE_5_1_SPACE: dict[str, list] = {
+    "kernel_size": [2, 3, 4, 5],
+    "pool_size": [1],
+    "activation": ["relu", "tanh", "sigmoid"],
+    "optimizer": ["adam", "sgd"],
+    "num_filters": [16, 32, 64],
+    "learning_rate": [0.1, 0.01, 0.001, 1e-4, 1e-5, 1e-6],
+    "padding": ["valid", "same"],
+    "stride": [2],
+    "workers": [1, 2, 3],
+    "batch_size": [1, 2, 3, 4],
 }
 INTRINSIC = ["kernel_size", "pool_size", "activation", "optimizer", "dataset", "num_filters", "learning_rate",
              "padding", "stride", "dropout"]

@@ -8,23 +8,12 @@ from __future__ import annotations
 
 import numpy as np
 
+from .sampler import TABLE_4_1_SPACE
+
 __all__ = ["TABLE_4_1", "NUMERIC", "CATEGORICAL", "EXTRINSIC", "sample_table41", "truth_from_table", "simulate"]
 
-#: parameter space of Table 4.1 (values as listed there)
-TABLE_4_1 = {
-    "kernel_size": [2, 3, 4, 5],
-    "pool_size": [2, 3, 4, 5],
-    "activation": ["relu", "tanh", "sigmoid"],
-    "optimizer": ["adam", "sgd"],
-    "dataset": ["mnist", "fashion_mnist", "cifar10"],
-    "num_filters": [4, 8, 16, 32, 64],
-    "learning_rate": [0.1, 0.01, 0.001, 1e-4, 1e-5, 1e-6],
-    "padding": ["valid", "same"],
-    "stride": [1, 2, 3],
-    "dropout": [0.2, 0.5, 0.8],
-    "gpus": [1, 2, 3],
-    "batch_size": [8, 16, 32, 64, 128],
-}
+#: parameter space of Table 4.1 (values as listed there), with the thesis's column name ``gpus`` for workers
+TABLE_4_1 = {("gpus" if k == "workers" else k): v for k, v in TABLE_4_1_SPACE.items()}
 NUMERIC = ["num_filters", "kernel_size", "pool_size", "learning_rate", "stride", "dropout"]
 CATEGORICAL = ["padding", "activation", "dataset", "optimizer"]
 EXTRINSIC = ["batch_size", "gpus"]
