@@ -19,20 +19,25 @@ ROLES = dict(numeric=["num_filters", "kernel_size", "pool_size", "learning_rate"
 THESIS_EXTRINSIC = {"workers": "gpus", "batch_size": "batch_size"}
 
 
-def load_ch4(path, target: str = "epoch_time"):
-    """``(X, y, frame)`` from a ``ch4_lenet5.csv``: successful rows only, features in :data:`ROLES`."""
+def load_ch4(path, target: str = "epoch_time", roles: dict | None = None):
+    """``(X, y, frame)`` from a ``perfkit collect`` steps file: successful rows only, features in ``roles``.
+
+    ``roles`` (numeric / categorical / extrinsic column lists) defaults to :data:`ROLES` (Chapter 4);
+    the Chapter 5 notebook passes its own.
+    """
     import pandas as pd
 
+    roles = ROLES if roles is None else roles
     df = pd.read_csv(path)
-    cols = [c for role in ROLES.values() for c in role] + [target, "status"]
+    cols = [c for role in roles.values() for c in role] + [target, "status"]
     missing = [c for c in cols if c not in df.columns]
     if missing:
         raise ValueError(f"{path}: column {missing[0]!r} missing; is this a `perfkit collect ch4` file?")
     ok = df[df["status"] == "ok"].reset_index(drop=True)
     if ok.empty:
         raise ValueError(f"{path}: no rows with status 'ok'")
-    X = ok[[c for role in ROLES.values() for c in role]].copy()
-    for c in ROLES["categorical"]:
+    X = ok[[c for role in roles.values() for c in role]].copy()
+    for c in roles.get("categorical", []):
         X[c] = X[c].astype(str)
     return X, ok[target].astype(float), ok
 
