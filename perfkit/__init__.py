@@ -43,6 +43,8 @@ ch3measured, ch4, claims
     Chapter 3 and 4 analysis of measured data, and the claims ledger.
 resattnet3d
     3D-ResAttNet-18 for Chapter 5 (imports PyTorch).
+ch5
+    Chapter 5 extension: scaling exponents against the volume size.
 """
 from __future__ import annotations
 
@@ -98,7 +100,7 @@ _EXPORTS = {
 _SUBMODULES = ("equations", "metrics", "thesis", "figures", "paths", "ch3", "reproduce", "cli", "generic",
                "fitting", "baselines", "lif", "dataset", "synthetic", "sampler", "collect", "harness", "protocol",
                "torch_worker", "torch_models", "imagedata", "provenance", "ch3measured", "ch4", "claims",
-               "resattnet3d")
+               "resattnet3d", "ch5")
 
 __all__ = sorted(_EXPORTS) + ["__version__"]
 

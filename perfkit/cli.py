@@ -11,7 +11,7 @@ Subcommands
     MAPE/R² next to a random forest's; save the model as JSON.
 ``perfkit predict model.json configs.csv [--out preds.csv]``
     Predict with a saved model.
-``perfkit collect ch3|ch4|noise|epoch [--framework pytorch] [--out PATH] [--seed S] [...]``
+``perfkit collect ch3|ch4|noise|epoch|ch5|ch5vol [--framework pytorch] [--out PATH] [--seed S] [...]``
     Measure training steps with the harness (resumable; see ``perfkit collect -h``).
 ``perfkit version``
     Print the version.
@@ -69,10 +69,10 @@ def build_parser() -> argparse.ArgumentParser:
         description="Run or resume a measurement campaign. Every sample is appended to the CSV as it completes; "
                     "re-running the same command after an interruption resumes it. A provenance JSON is written "
                     "beside the CSV.")
-    col.add_argument("kind", choices=["ch3", "ch4", "noise", "epoch", "ch5"],
+    col.add_argument("kind", choices=["ch3", "ch4", "noise", "epoch", "ch5", "ch5vol"],
                      help="ch3: phase timing of CNN/MLP/AE; ch4: Table 4.1 LeNet-5 samples; noise: repeated "
                           "configurations across rounds; epoch: whole-epoch extrapolation check; ch5: Table 5.1 "
-                          "3D-ResAttNet-18 samples")
+                          "3D-ResAttNet-18 samples; ch5vol: 3D-ResAttNet-18 volume-size study (grid)")
     col.add_argument("--framework", default="pytorch", help="framework adapter (default pytorch)")
     col.add_argument("--out", default=None,
                      help="CSV to write/resume (default data/measured/<framework>-<device>/<kind file>)")
@@ -82,10 +82,13 @@ def build_parser() -> argparse.ArgumentParser:
                      help="ch4: configurations (1500); noise: configurations (50); epoch: checks wanted (20)")
     col.add_argument("--rounds", type=int, default=None, help="noise: measurements per configuration (5)")
     col.add_argument("--workers", default=None, help="worker counts, comma-separated (default 1,2,3)")
-    col.add_argument("--batch-sizes", default=None, help="ch4/noise/epoch: per-worker batch sizes (default Table 4.1)")
+    col.add_argument("--batch-sizes", default=None, help="per-worker batch sizes (default: Table 4.1 for ch4/noise/epoch, Table 5.1 for ch5/ch5vol)")
     col.add_argument("--datasets", default=None, help="ch4/noise/epoch: datasets to sample (default all three)")
     col.add_argument("--volume", default=None,
                      help="ch5: synthetic volume DxHxW (default 48x56x48 on CPU; full Colin27 size 181x217x181)")
+    col.add_argument("--volumes", default=None,
+                     help="ch5vol: volumes, comma-separated DxHxW (default 32x38x32,48x56x48,64x76x64,80x96x80)")
+    col.add_argument("--filters", default=None, help="ch5vol: num_filters values, comma-separated (default 16,32)")
     col.add_argument("--batch-size", type=int, default=None, help="ch3: per-worker batch size (64)")
     col.add_argument("--models", default=None, help="ch3: models, comma-separated (cnn,mlp,ae)")
     col.add_argument("--modes", default=None, help="ch3: phased,overlapped (both)")
@@ -142,6 +145,12 @@ def main(argv: list[str] | None = None) -> int:
     except (ValueError, FileNotFoundError) as exc:
         print(f"perfkit: error: {exc}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:
+        if args.command != "collect":
+            raise
+        print("perfkit: collection interrupted; every finished sample is saved and the same command resumes it",
+              file=sys.stderr)
+        return 130
     return 0
 
 
@@ -196,18 +205,29 @@ def _cmd_fit(args) -> None:
     print(f"\nsaved {args.out}")
 
 
-def _volume(text: str) -> list[int]:
+def _volume(text: str, flag: str = "--volume") -> list[int]:
     try:
         vol = [int(v) for v in text.lower().split("x")]
     except ValueError:
         vol = []
     if len(vol) != 3:
-        raise ValueError(f"--volume: expected DxHxW, e.g. 48x56x48, got {text!r}")
+        raise ValueError(f"{flag}: expected DxHxW, e.g. 48x56x48, got {text!r}")
     return vol
 
 
+def _stop_on_signal(signum, frame):
+    raise KeyboardInterrupt(f"signal {signum}")
+
+
 def _cmd_collect(args, argv) -> None:
+    import signal
+
     from .collect import collect
+
+    # A collection started in the background inherits SIGINT ignored; make SIGINT and SIGTERM both stop it
+    # through the normal path, so the provenance session is closed and the workers are stopped.
+    signal.signal(signal.SIGINT, _stop_on_signal)
+    signal.signal(signal.SIGTERM, _stop_on_signal)
 
     def split(value, name):
         if value is None:
@@ -230,7 +250,9 @@ def _cmd_collect(args, argv) -> None:
                "mode": args.mode, "iterations": args.iterations, "warmup": args.warmup, "repeats": args.repeats,
                "steps": args.steps, "min_run_seconds": args.min_run_seconds,
                "max_epoch_seconds": args.max_epoch_seconds,
-               "volume": None if args.volume is None else _volume(args.volume)}
+               "volume": None if args.volume is None else _volume(args.volume),
+               "volumes": None if args.volumes is None else [_volume(v, "--volumes") for v in split(args.volumes, "volumes")],
+               "filters": ints(args.filters, "filters")}
     from .collect import DEFAULTS
 
     given = {k: v for k, v in options.items() if v is not None}

@@ -1,6 +1,6 @@
 """``perfkit collect``: resumable measurement campaigns.
 
-Four kinds, each a list of samples run through :class:`perfkit.harness.WorkerGroup`:
+Six kinds, each a list of samples run through :class:`perfkit.harness.WorkerGroup`:
 
 ``ch3``
     Chapter 3 phase timing: every (model, workers, mode) runs ``iterations``
@@ -21,6 +21,11 @@ Four kinds, each a list of samples run through :class:`perfkit.harness.WorkerGro
     Chapter 5: Table 5.1 configurations of 3D-ResAttNet-18 on synthetic volumes
     (``volume``, default 48×56×48 on CPU), timed as ``ch4``; the epoch is the 431
     ADNI-1 training scans.
+``ch5vol``
+    How the extrinsic scaling depends on the volume size: a full grid of
+    ``volumes`` × ``filters`` × workers × batch sizes at one fixed Table 5.1
+    configuration (:data:`CH5VOL_BASE`), timed as ``ch4``, in a seeded random
+    order so that drift does not line up with any factor.
 ``epoch``
     The extrapolation check: configurations timed as in ``ch4`` *and* over a
     whole epoch, until ``samples`` checks are done. A configuration whose
@@ -48,11 +53,15 @@ from .sampler import DATASET_SHAPES, EXTRINSIC, INTRINSIC, TABLE_4_1_SPACE, TABL
 
 CH5_SPACE = TABLE_5_1_SPACE
 
-__all__ = ["KINDS", "DEFAULT_FILES", "Plan", "make_plan", "collect", "default_out"]
+__all__ = ["KINDS", "DEFAULT_FILES", "CH5VOL_BASE", "Plan", "make_plan", "collect", "default_out"]
 
-KINDS = ("ch3", "ch4", "noise", "epoch", "ch5")
+#: The fixed intrinsic configuration of the ``ch5vol`` study (values from Table 5.1; ``num_filters`` varies)
+CH5VOL_BASE = {"kernel_size": 3, "pool_size": 1, "activation": "relu", "optimizer": "sgd", "learning_rate": 0.001,
+               "padding": "same", "stride": 2}
+
+KINDS = ("ch3", "ch4", "noise", "epoch", "ch5", "ch5vol")
 DEFAULT_FILES = {"ch3": "ch3_phases.csv", "ch4": "ch4_lenet5.csv", "noise": "noise_floor.csv",
-                 "epoch": "epoch_check.csv", "ch5": "ch5_resattnet3d.csv"}
+                 "epoch": "epoch_check.csv", "ch5": "ch5_resattnet3d.csv", "ch5vol": "ch5_volume_scaling.csv"}
 PHASE_COLS = ["t_io", "t_h2d", "t_md", "t_f", "t_b", "t_c", "t_u", "t_iter"]
 _COMMON = ["sample_id", "sample_rows", "status", "error", "framework", "device", "threads", "mode"]
 _TAIL = ["loadavg", "started_utc", "duration_s"]
@@ -194,11 +203,8 @@ def _ch5_plan(o: dict, framework) -> Plan:
         space["workers"] = _parse_list("workers", o["workers"], int)
     if o.get("batch_sizes"):
         space["batch_size"] = _parse_list("batch_sizes", o["batch_sizes"], int)
-    volume = [int(v) for v in o["volume"]]
-    if len(volume) != 3 or min(volume) < 8:
-        raise ValueError(f"volume: expected three sizes >= 8 (depth, height, width), got {o['volume']!r}")
+    vol = _check_volume("volume", o["volume"])
     rep = sample_space(o["samples"], seed=o["seed"], space=space)
-    vol = "x".join(map(str, volume))
     items = [(str(i), c["workers"], dict(c, arch="resattnet3d", dataset="adni1", volume=vol, n_train=o["n_train"],
                                          seed=o["seed"] * 100003 + i, **_protocol(o)))
              for i, c in enumerate(rep.configs)]
@@ -209,6 +215,41 @@ def _ch5_plan(o: dict, framework) -> Plan:
 
     return Plan("ch5", "steps", items, _steps_columns(o["repeats"], CH5_INTRINSIC) + _TAIL, settings, to_rows,
                 sampler=rep)
+
+
+def _check_volume(name, volume) -> str:
+    volume = [int(v) for v in volume]
+    if len(volume) != 3 or min(volume) < 8:
+        raise ValueError(f"{name}: expected three sizes >= 8 (depth, height, width), got {volume!r}")
+    return "x".join(map(str, volume))
+
+
+def _ch5vol_plan(o: dict, framework) -> Plan:
+    workers = _parse_list("workers", o["workers"] or TABLE_5_1_SPACE["workers"], int)
+    batches = _parse_list("batch_sizes", o["batch_sizes"] or TABLE_5_1_SPACE["batch_size"], int)
+    filters = _parse_list("filters", o["filters"], int)
+    vols = [_check_volume("volumes", v) for v in o["volumes"]]
+    if not vols:
+        raise ValueError("volumes: give at least one volume")
+    items = []
+    for f in filters:
+        for vol in vols:
+            for g in workers:
+                for b in batches:
+                    cfg = dict(CH5VOL_BASE, num_filters=f, workers=g, batch_size=b, arch="resattnet3d",
+                               dataset="adni1", volume=vol, n_train=o["n_train"], **_protocol(o))
+                    items.append([f"f{f}-v{vol}-G{g}-B{b}", g, cfg])
+    random.Random(o["seed"]).shuffle(items)
+    for i, it in enumerate(items):
+        it[2]["seed"] = o["seed"] * 100003 + i
+    items = [tuple(it) for it in items]
+    settings = dict(_protocol(o), seed=o["seed"], base=CH5VOL_BASE, filters=filters, volumes=vols, workers=workers,
+                    batch_sizes=batches, n_train=o["n_train"])
+
+    def to_rows(item, reply, base):
+        return _steps_rows(item, reply, base, intrinsic=CH5_INTRINSIC)
+
+    return Plan("ch5vol", "steps", items, _steps_columns(o["repeats"], CH5_INTRINSIC) + _TAIL, settings, to_rows)
 
 
 def _noise_plan(o: dict, framework) -> Plan:
@@ -261,6 +302,8 @@ DESCRIPTIONS = {
     "ch4": "Chapter 4: Table 4.1 LeNet-5 configurations; step_time = median over runs of the run's mean step "
            "time (slowest worker); epoch_time = ceil(n_train / (batch_size * workers)) * step_time.",
     "noise": "Noise floor: the same configurations measured once per round, rounds at different moments.",
+    "ch5vol": "Volume-size study for Chapter 5: every combination of volume, num_filters, workers and batch size at "
+              "one fixed Table 5.1 configuration (settings.base), timed as ch5, in a seeded random order.",
     "epoch": "Epoch extrapolation check: step-time protocol as ch4 plus one timed whole epoch per configuration.",
 }
 
@@ -271,6 +314,9 @@ DEFAULTS = {
                 batch_sizes=None, datasets=None),
     "ch5": dict(samples=1500, seed=0, warmup=1, repeats=3, steps=2, min_run_seconds=0.0, mode="overlapped",
                 workers=None, batch_sizes=None, volume=[48, 56, 48], n_train=431),
+    "ch5vol": dict(seed=0, warmup=1, repeats=3, steps=2, min_run_seconds=0.0, mode="overlapped", workers=None,
+                   batch_sizes=None, volumes=[[32, 38, 32], [48, 56, 48], [64, 76, 64], [80, 96, 80]],
+                   filters=[16, 32], n_train=431),
     "noise": dict(samples=50, rounds=5, seed=1, warmup=5, repeats=3, steps=5, min_run_seconds=0.25, mode="overlapped", workers=None,
                   batch_sizes=None, datasets=None),
     "epoch": dict(samples=20, seed=2, warmup=5, repeats=3, steps=5, min_run_seconds=0.25, mode="overlapped", max_epoch_seconds=120.0,
@@ -296,7 +342,7 @@ def make_plan(kind: str, framework: str = "pytorch", **options) -> Plan:
     if o.get("mode", "overlapped") not in ("phased", "overlapped"):
         raise ValueError(f"mode: expected 'phased' or 'overlapped', got {o['mode']!r}")
     return {"ch3": _ch3_plan, "ch4": _ch4_plan, "noise": _noise_plan, "epoch": _epoch_plan,
-            "ch5": _ch5_plan}[kind](o, framework)
+            "ch5": _ch5_plan, "ch5vol": _ch5vol_plan}[kind](o, framework)
 
 
 def _identity(plan, framework, device, threads, data_root):
@@ -386,6 +432,9 @@ def collect(kind: str, out=None, framework: str = "pytorch", threads: int = 1, d
             if n % 25 == 24:
                 session.update(samples_after=len(log.done), updated_utc=utc_now())
                 write_json_atomic(ppath, prov)
+    except KeyboardInterrupt:
+        session["interrupted"] = True
+        raise
     finally:
         bar.close()
         for grp in groups.values():

@@ -98,6 +98,28 @@ def test_sigkilled_collection_resumes_with_every_sample_exactly_once(tmp_path):
     assert [s["samples_before"] for s in prov["sessions"]] == [0, len(before)]
 
 
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_signalled_collection_stops_cleanly_even_with_sigint_ignored(tmp_path, sig):
+    """`nohup perfkit collect ... &` starts with SIGINT ignored; both signals must still close the session."""
+    out = tmp_path / "ch4.csv"
+    cmd = [sys.executable, "-m", "perfkit.cli", "collect", "ch4", "--out", str(out), "--samples", "40",
+           "--workers", "1", "--batch-sizes", "8", "--datasets", "mnist", "--warmup", "1", "--steps", "2",
+           "--min-run-seconds", "0", "--no-progress"]
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN))
+    deadline = time.time() + 120
+    while time.time() < deadline and not (out.exists() and out.read_text().count("\n") >= 3):
+        time.sleep(0.05)
+    proc.send_signal(sig)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    assert "resumes" in err
+    rows = len(pd.read_csv(out))
+    assert 2 <= rows < 40
+    session = json.loads(out.with_name("ch4.provenance.json").read_text())["sessions"][-1]
+    assert session["interrupted"] is True and session["samples_after"] == rows and "finished_utc" in session
+
+
 def test_sample_log_drops_incomplete_multirow_samples(tmp_path):
     cols = ["sample_id", "sample_rows", "x"]
     log = SampleLog(tmp_path / "s.csv", cols)
