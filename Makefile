@@ -11,7 +11,7 @@ ifeq ($(QUICK),1)
 REPRO_FLAGS := --quick --figures-dir build/figures-quick
 endif
 
-.PHONY: help setup reproduce test lab clean collect
+.PHONY: help setup reproduce test lab clean collect collect-ch5
 
 help:
 	@echo "make reproduce [QUICK=1]  execute every chapter notebook (build/ + figures/)"
@@ -19,6 +19,7 @@ help:
 	@echo "make lab                  open JupyterLab on notebooks/"
 	@echo "make setup                only create .venv and install perfkit"
 	@echo "make collect              measure this machine: ch3, noise, epoch, ch4 (about 45 min on 2 cores)"
+	@echo "make collect-ch5          Chapter 5: volume study, then 1500 3D-ResAttNet-18 samples (about 4 h on 2 cores)"
 
 $(STAMP): pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
@@ -41,6 +42,12 @@ collect: $(STAMP)
 	$(VENV)/bin/perfkit collect noise --framework $(FRAMEWORK) --device $(DEVICE)
 	$(VENV)/bin/perfkit collect epoch --framework $(FRAMEWORK) --device $(DEVICE)
 	$(VENV)/bin/perfkit collect ch4   --framework $(FRAMEWORK) --device $(DEVICE)
+
+# Chapter 5. On a GPU pass VOLUME=181x217x181 for full-size volumes (the volume study keeps its own sizes).
+VOLUME ?= 48x56x48
+collect-ch5: $(STAMP)
+	$(VENV)/bin/perfkit collect ch5vol --framework $(FRAMEWORK) --device $(DEVICE)
+	$(VENV)/bin/perfkit collect ch5    --framework $(FRAMEWORK) --device $(DEVICE) --volume $(VOLUME)
 
 lab: $(STAMP)
 	$(VENV)/bin/jupyter lab notebooks/
