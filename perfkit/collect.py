@@ -38,6 +38,7 @@ machine, versions, command, seed and every session that added to it.
 """
 from __future__ import annotations
 
+import itertools
 import json
 import math
 import os
@@ -210,11 +211,12 @@ def _ch5_plan(o: dict, framework) -> Plan:
              for i, c in enumerate(rep.configs)]
     settings = dict(_protocol(o), seed=o["seed"], space=space, volume=vol, n_train=o["n_train"])
 
-    def to_rows(item, reply, base):
-        return _steps_rows(item, reply, base, intrinsic=CH5_INTRINSIC)
-
-    return Plan("ch5", "steps", items, _steps_columns(o["repeats"], CH5_INTRINSIC) + _TAIL, settings, to_rows,
+    return Plan("ch5", "steps", items, _steps_columns(o["repeats"], CH5_INTRINSIC) + _TAIL, settings, _ch5_rows,
                 sampler=rep)
+
+
+def _ch5_rows(item, reply, base):
+    return _steps_rows(item, reply, base, intrinsic=CH5_INTRINSIC)
 
 
 def _check_volume(name, volume) -> str:
@@ -231,25 +233,17 @@ def _ch5vol_plan(o: dict, framework) -> Plan:
     vols = [_check_volume("volumes", v) for v in o["volumes"]]
     if not vols:
         raise ValueError("volumes: give at least one volume")
-    items = []
-    for f in filters:
-        for vol in vols:
-            for g in workers:
-                for b in batches:
-                    cfg = dict(CH5VOL_BASE, num_filters=f, workers=g, batch_size=b, arch="resattnet3d",
-                               dataset="adni1", volume=vol, n_train=o["n_train"], **_protocol(o))
-                    items.append([f"f{f}-v{vol}-G{g}-B{b}", g, cfg])
+    items = [(f"f{f}-v{vol}-G{g}-B{b}", g,
+              dict(CH5VOL_BASE, num_filters=f, workers=g, batch_size=b, arch="resattnet3d", dataset="adni1",
+                   volume=vol, n_train=o["n_train"], **_protocol(o)))
+             for f, vol, g, b in itertools.product(filters, vols, workers, batches)]
     random.Random(o["seed"]).shuffle(items)
-    for i, it in enumerate(items):
-        it[2]["seed"] = o["seed"] * 100003 + i
-    items = [tuple(it) for it in items]
+    for i, (_, _, cfg) in enumerate(items):  # seeds follow the run order
+        cfg["seed"] = o["seed"] * 100003 + i
     settings = dict(_protocol(o), seed=o["seed"], base=CH5VOL_BASE, filters=filters, volumes=vols, workers=workers,
                     batch_sizes=batches, n_train=o["n_train"])
 
-    def to_rows(item, reply, base):
-        return _steps_rows(item, reply, base, intrinsic=CH5_INTRINSIC)
-
-    return Plan("ch5vol", "steps", items, _steps_columns(o["repeats"], CH5_INTRINSIC) + _TAIL, settings, to_rows)
+    return Plan("ch5vol", "steps", items, _steps_columns(o["repeats"], CH5_INTRINSIC) + _TAIL, settings, _ch5_rows)
 
 
 def _noise_plan(o: dict, framework) -> Plan:
