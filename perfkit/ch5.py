@@ -17,15 +17,23 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-__all__ = ["voxels", "volume_exponents", "plot_volume_exponents"]
+__all__ = ["parse_volume", "voxels", "volume_exponents", "plot_volume_exponents"]
+
+
+def parse_volume(volume: str, name: str = "volume") -> list[int]:
+    """``"48x56x48"`` → ``[48, 56, 48]``; a malformed string raises a ValueError naming ``name``."""
+    try:
+        vol = [int(v) for v in str(volume).lower().split("x")]
+    except ValueError:
+        vol = []
+    if len(vol) != 3:
+        raise ValueError(f"{name}: expected DxHxW, e.g. 48x56x48, got {volume!r}")
+    return vol
 
 
 def voxels(volume: str) -> int:
     """Voxel count of a ``DxHxW`` volume string, e.g. ``voxels("48x56x48") == 129024``."""
-    try:
-        d, h, w = (int(v) for v in str(volume).lower().split("x"))
-    except ValueError:
-        raise ValueError(f"volume: expected DxHxW, e.g. 48x56x48, got {volume!r}") from None
+    d, h, w = parse_volume(volume)
     return d * h * w
 
 

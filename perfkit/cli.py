@@ -205,16 +205,6 @@ def _cmd_fit(args) -> None:
     print(f"\nsaved {args.out}")
 
 
-def _volume(text: str, flag: str = "--volume") -> list[int]:
-    try:
-        vol = [int(v) for v in text.lower().split("x")]
-    except ValueError:
-        vol = []
-    if len(vol) != 3:
-        raise ValueError(f"{flag}: expected DxHxW, e.g. 48x56x48, got {text!r}")
-    return vol
-
-
 def _stop_on_signal(signum, frame):
     raise KeyboardInterrupt(f"signal {signum}")
 
@@ -222,6 +212,7 @@ def _stop_on_signal(signum, frame):
 def _cmd_collect(args, argv) -> None:
     import signal
 
+    from .ch5 import parse_volume
     from .collect import collect
 
     # A collection started in the background inherits SIGINT ignored; make SIGINT and SIGTERM both stop it
@@ -250,8 +241,8 @@ def _cmd_collect(args, argv) -> None:
                "mode": args.mode, "iterations": args.iterations, "warmup": args.warmup, "repeats": args.repeats,
                "steps": args.steps, "min_run_seconds": args.min_run_seconds,
                "max_epoch_seconds": args.max_epoch_seconds,
-               "volume": None if args.volume is None else _volume(args.volume),
-               "volumes": None if args.volumes is None else [_volume(v, "--volumes") for v in split(args.volumes, "volumes")],
+               "volume": None if args.volume is None else parse_volume(args.volume, "--volume"),
+               "volumes": None if args.volumes is None else [parse_volume(v, "--volumes") for v in split(args.volumes, "volumes")],
                "filters": ints(args.filters, "filters")}
     from .collect import DEFAULTS
 
