@@ -1,2 +1,2 @@
-"""Machine facts recorded beside every benchmark result (see perfkit.provenance)."""
-from perfkit.provenance import machine_info  # noqa: F401
+"""Machine facts recorded beside every benchmark result (see perfkit.measure.provenance)."""
+from perfkit.measure.provenance import machine_info  # noqa: F401

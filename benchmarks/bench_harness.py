@@ -30,7 +30,7 @@ import pandas as pd
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _machine import machine_info  # noqa: E402
 
-from perfkit.harness import WorkerGroup  # noqa: E402
+from perfkit.measure.workers import WorkerGroup  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "results"
 ROOT = Path(__file__).resolve().parents[1]
@@ -74,7 +74,7 @@ def bench_overhead(quick: bool) -> dict:
 
 def bookkeeping_cost(n: int = 200000) -> float:
     """Seconds per iteration of what the timed loop adds: 8 perf_counter calls, a tuple, an append, and the
-    per-iteration row built afterwards (as in ``perfkit.torch_worker._Trainer.step``/``timed``)."""
+    per-iteration row built afterwards (as in ``perfkit.measure.adapters.pytorch._Trainer.step``/``timed``)."""
     import time
 
     now = time.perf_counter

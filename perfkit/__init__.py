@@ -1,120 +1,137 @@
 """perfkit — performance modelling of distributed deep-learning training.
 
 A workbench that reproduces and extends Kavarakuntla (2023), *Performance
-modelling for scalable deep learning*. Submodules are imported lazily, so
-``import perfkit`` is fast and has no side effects.
+modelling for scalable deep learning*. The packages follow the data flow::
 
-Modules
--------
-equations
-    Chapter 3 S-SGD phase model: eqs. 3.1–3.8.
-metrics
-    MAPE (4.13), MAE, MSE, RMSE, R² (3.10–3.12).
-thesis
-    The thesis's published tables as tidy DataFrames.
-figures
-    The single writer of figures and tables.
-ch3
-    Chapter 3 analysis helpers used by the notebook.
-lif
-    Eq. 3.9: OLS regression of epoch time on workers and LIF.
-generic
-    Chapter 4 generic performance model (eq. 4.4), a scikit-learn estimator.
-fitting
-    Repeated fits, L1/L2 sweeps over λ, cross-validated λ (joblib-parallel).
-baselines
-    Random forest and SVR pipelines and the comparison table.
-dataset
-    Validation of user tables.
-synthetic
-    Table 4.1-shaped synthetic data for tests and benchmarks (not measurements).
-sampler
-    Table 4.1 LeNet-5 configuration sampler with geometry rejection.
-collect, harness, protocol
-    ``perfkit collect``: measurement campaigns, worker groups and the crash-safe
-    sample log, the JSON-lines protocol between collector and framework adapters.
-torch_worker, torch_models
-    The PyTorch adapter and the models it times (import PyTorch).
-imagedata
-    Synthetic image tensors of the real shapes; MNIST IDX and CIFAR-10 loaders.
-provenance
-    Machine facts recorded beside datasets and benchmark results.
-ch3measured, ch4, claims
-    Chapter 3 and 4 analysis of measured data, and the claims ledger.
-resattnet3d
-    3D-ResAttNet-18 for Chapter 5 (imports PyTorch).
-ch5
-    Chapter 5 extension: scaling exponents against the volume size.
+    measure  →  data  →  model  →  chapters  →  report
+    (perfkit collect)  (data/)  (fits)  (analyse)  (figures/)
+
+:mod:`perfkit.schema`
+    What every stage agrees on: phases, columns of each measured file, the epoch
+    formula ⌈N/(B·G)⌉·t, the volume codec, paths inside the repository.
+:mod:`perfkit.measure`
+    ``perfkit collect``: plans, worker groups, the line protocol, the crash-safe
+    sample log, provenance, the Table 4.1/5.1 spaces and the framework adapters.
+:mod:`perfkit.data`
+    The thesis's published tables, loaders of measured files, synthetic data.
+:mod:`perfkit.model`
+    Equations 3.1-3.9, the generic model (eq. 4.4) and its engines, repeated fits
+    and λ sweeps, baselines, scaling exponents, metrics, input validation.
+:mod:`perfkit.chapters`
+    One module per chapter, each with ``analyse(**params) -> ChapterResult``, and
+    the papermill runner of the chapter notebooks.
+:mod:`perfkit.report`
+    The single writer of figures and tables, the figure types, reader tables and
+    the claims ledger.
+
+The most used names are importable from ``perfkit`` itself. Nothing heavy loads
+until it is used, so ``import perfkit`` is fast and has no side effects.
 """
 from __future__ import annotations
 
 import importlib
+from typing import TYPE_CHECKING
+
+from . import schema
+from .schema import data_dir, figures_dir, repo_root
+
+if TYPE_CHECKING:  # the real imports, for readers and linters; at run time each loads on first use
+    from . import chapters, cli, data, measure, model, report
+    from .data.thesis import list_thesis_tables, load_thesis_table
+    from .measure.provenance import machine_info
+    from .measure.spaces import check_geometry, sample_configs
+    from .model.baselines import compare_models, make_baseline, train_test_split_frame
+    from .model.equations import (evaluate, iteration_time_multi, iteration_time_pipelined, iteration_time_sgd,
+                                  iteration_time_single, iteration_time_ssgd, load_imbalance_factor, speedup,
+                                  speedup_pipelined)
+    from .model.fitting import choose_lambda_cv, fit_repeated, regularisation_sweep
+    from .model.generic import GenericPerformanceModel
+    from .model.lif import fit_lif_regression, lif_from_worker_times
+    from .model.metrics import mae, mape, mse, r2, regression_report, rmse
+    from .report.output import savefig, savetable, use_style
 
 __version__ = "0.1.0"
 
+#: public name → the module that defines it
 _EXPORTS = {
-    # equations (Chapter 3)
-    "iteration_time_sgd": "equations",
-    "iteration_time_ssgd": "equations",
-    "iteration_time_multi": "equations",
-    "iteration_time_single": "equations",
-    "iteration_time_pipelined": "equations",
-    "speedup": "equations",
-    "speedup_pipelined": "equations",
-    "load_imbalance_factor": "equations",
-    "evaluate": "equations",
+    # Chapter 3 equations
+    **dict.fromkeys(["iteration_time_sgd", "iteration_time_ssgd", "iteration_time_multi", "iteration_time_single",
+                     "iteration_time_pipelined", "speedup", "speedup_pipelined", "load_imbalance_factor",
+                     "evaluate"], "model.equations"),
     # metrics
-    "mape": "metrics",
-    "mae": "metrics",
-    "mse": "metrics",
-    "rmse": "metrics",
-    "r2": "metrics",
-    "regression_report": "metrics",
-    # thesis reference data
-    "load_thesis_table": "thesis",
-    "list_thesis_tables": "thesis",
+    **dict.fromkeys(["mape", "mae", "mse", "rmse", "r2", "regression_report"], "model.metrics"),
+    # the thesis's published tables
+    **dict.fromkeys(["load_thesis_table", "list_thesis_tables"], "data.thesis"),
     # Chapter 4: generic model, fits, baselines
-    "GenericPerformanceModel": "generic",
-    "fit_repeated": "fitting",
-    "regularisation_sweep": "fitting",
-    "choose_lambda_cv": "fitting",
-    "make_baseline": "baselines",
-    "compare_models": "baselines",
-    "train_test_split_frame": "baselines",
+    "GenericPerformanceModel": "model.generic",
+    **dict.fromkeys(["fit_repeated", "regularisation_sweep", "choose_lambda_cv"], "model.fitting"),
+    **dict.fromkeys(["make_baseline", "compare_models", "train_test_split_frame"], "model.baselines"),
     # Chapter 3: LIF regression (eq. 3.9)
-    "fit_lif_regression": "lif",
-    "lif_from_worker_times": "lif",
+    **dict.fromkeys(["fit_lif_regression", "lif_from_worker_times"], "model.lif"),
     # output
-    "savefig": "figures",
-    "savetable": "figures",
-    "use_style": "figures",
-    # measurement harness
-    "sample_configs": "sampler",
-    "check_geometry": "sampler",
-    "machine_info": "provenance",
-    # paths
-    "data_dir": "paths",
-    "figures_dir": "paths",
-    "repo_root": "paths",
+    **dict.fromkeys(["savefig", "savetable", "use_style"], "report.output"),
+    # measurement
+    **dict.fromkeys(["sample_configs", "check_geometry"], "measure.spaces"),
+    "machine_info": "measure.provenance",
 }
-_SUBMODULES = ("equations", "metrics", "thesis", "figures", "paths", "ch3", "reproduce", "cli", "generic",
-               "fitting", "baselines", "lif", "dataset", "synthetic", "sampler", "collect", "harness", "protocol",
-               "torch_worker", "torch_models", "imagedata", "provenance", "ch3measured", "ch4", "claims",
-               "resattnet3d", "ch5")
+_SUBPACKAGES = ("measure", "data", "model", "chapters", "report", "cli")
 
-__all__ = sorted(_EXPORTS) + ["__version__"]
+__all__ = [
+    "GenericPerformanceModel",
+    "check_geometry",
+    "choose_lambda_cv",
+    "compare_models",
+    "evaluate",
+    "fit_lif_regression",
+    "fit_repeated",
+    "iteration_time_multi",
+    "iteration_time_pipelined",
+    "iteration_time_sgd",
+    "iteration_time_single",
+    "iteration_time_ssgd",
+    "lif_from_worker_times",
+    "list_thesis_tables",
+    "load_imbalance_factor",
+    "load_thesis_table",
+    "machine_info",
+    "mae",
+    "make_baseline",
+    "mape",
+    "mse",
+    "r2",
+    "regression_report",
+    "regularisation_sweep",
+    "rmse",
+    "sample_configs",
+    "savefig",
+    "savetable",
+    "speedup",
+    "speedup_pipelined",
+    "train_test_split_frame",
+    "use_style",
+    "data_dir",
+    "figures_dir",
+    "repo_root",
+    "schema",
+    "__version__",
+    "measure",
+    "data",
+    "model",
+    "chapters",
+    "report",
+    "cli",
+]
 
 
 def __getattr__(name: str):
     if name in _EXPORTS:
-        module = importlib.import_module(f".{_EXPORTS[name]}", __name__)
-        value = getattr(module, name)
+        value = getattr(importlib.import_module(f".{_EXPORTS[name]}", __name__), name)
         globals()[name] = value
         return value
-    if name in _SUBMODULES:
+    if name in _SUBPACKAGES:
         return importlib.import_module(f".{name}", __name__)
     raise AttributeError(f"module 'perfkit' has no attribute {name!r}")
 
 
 def __dir__():
-    return sorted(set(globals()) | set(__all__) | set(_SUBMODULES))
+    return sorted(set(globals()) | set(__all__))

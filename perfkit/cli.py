@@ -4,8 +4,8 @@ Subcommands
 -----------
 ``perfkit reproduce [--quick] [--chapter ch3 ...] [--build-dir build]``
     Execute the chapter notebooks with papermill.
-``perfkit tables [NAME] [--source SOURCE]``
-    List the transcribed thesis tables, or print one.
+``perfkit tables [NAME] [--source SOURCE] [--long]``
+    List the transcribed thesis tables, or print one (frameworks side by side).
 ``perfkit fit data.csv --target COL --numeric A,B --categorical C --extrinsic G,BS [...]``
     Fit the generic model to a user's CSV; print parameters and held-out
     MAPE/R² next to a random forest's; save the model as JSON.
@@ -35,13 +35,16 @@ def build_parser() -> argparse.ArgumentParser:
     rep.add_argument("--quick", action="store_true", help="small budgets (for tests; < 2 minutes)")
     rep.add_argument("--chapter", action="append", dest="chapters", metavar="CH",
                      help="chapter to run (repeatable; default: all)")
-    rep.add_argument("--build-dir", default="build", help="folder for executed notebooks (default: build)")
+    rep.add_argument("--build-dir", default=None,
+                     help="folder for executed notebooks (default: build/, build/quick/ with --quick, "
+                          "build/custom/ with --figures-dir)")
     rep.add_argument("--figures-dir", default=None, help="folder for figures/tables (default: figures)")
     rep.add_argument("--no-progress", action="store_true", help="hide progress bars")
 
     tab = sub.add_parser("tables", help="list the thesis's transcribed tables, or print one")
     tab.add_argument("name", nargs="?", help="table name, e.g. 3.2, 4.3, journal5, conference1")
     tab.add_argument("--source", default=None, help="keep one source (thesis, paper_iucc2021, ...)")
+    tab.add_argument("--long", action="store_true", help="the tidy table with notes and citations, one row per value")
 
     fit = sub.add_parser("fit", help="fit the generic performance model to your own measurements (CSV)")
     fit.add_argument("csv", help="measurements, one row per configuration")
@@ -65,7 +68,7 @@ def build_parser() -> argparse.ArgumentParser:
     pred.add_argument("--out", default=None, help="write the table with a `predicted` column here (default: stdout)")
 
     col = sub.add_parser(
-        "collect", help="measure training steps (Chapter 3 phases, Chapter 4 LeNet-5 samples, noise floor, epochs)",
+        "collect", help="measure training steps (kinds: ch3, ch4, noise, epoch, ch5, ch5vol)",
         description="Run or resume a measurement campaign. Every sample is appended to the CSV as it completes; "
                     "re-running the same command after an interruption resumes it. A provenance JSON is written "
                     "beside the CSV.")
@@ -124,15 +127,16 @@ def main(argv: list[str] | None = None) -> int:
         elif args.command == "tables":
             import pandas as pd
 
-            from .thesis import list_thesis_tables, load_thesis_table
+            from .data.thesis import list_thesis_tables, load_thesis_table, wide_table
 
             with pd.option_context("display.width", 200, "display.max_rows", 500, "display.max_columns", 20):
                 if args.name:
-                    print(load_thesis_table(args.name, source=args.source).to_string(index=False))
+                    table = load_thesis_table(args.name, source=args.source)
+                    print((table if args.long else wide_table(table)).to_string(index=False))
                 else:
                     print(list_thesis_tables().to_string(index=False))
         elif args.command == "reproduce":
-            from .reproduce import reproduce
+            from .chapters.notebooks import reproduce
 
             reproduce(args.chapters, quick=args.quick, build_dir=args.build_dir,
                       figures_dir=args.figures_dir, progress=not args.no_progress)
@@ -168,10 +172,10 @@ def _read_csv(path):
 def _cmd_fit(args) -> None:
     import pandas as pd
 
-    from .baselines import compare_models, make_baseline, train_test_split_frame
-    from .dataset import column_list, missing_column_error
-    from .fitting import fit_repeated
-    from .generic import GenericPerformanceModel
+    from .model.baselines import compare_models, make_baseline, train_test_split_frame
+    from .model.validation import column_list, missing_column_error
+    from .model.fitting import fit_repeated
+    from .model.generic import GenericPerformanceModel
 
     df = _read_csv(args.csv)
     if args.target not in df.columns:
@@ -212,8 +216,8 @@ def _stop_on_signal(signum, frame):
 def _cmd_collect(args, argv) -> None:
     import signal
 
-    from .ch5 import parse_volume
-    from .collect import collect
+    from .measure.collect import collect
+    from .schema import parse_volume
 
     # A collection started in the background inherits SIGINT ignored; make SIGINT and SIGTERM both stop it
     # through the normal path, so the provenance session is closed and the workers are stopped.
@@ -244,7 +248,7 @@ def _cmd_collect(args, argv) -> None:
                "volume": None if args.volume is None else parse_volume(args.volume, "--volume"),
                "volumes": None if args.volumes is None else [parse_volume(v, "--volumes") for v in split(args.volumes, "volumes")],
                "filters": ints(args.filters, "filters")}
-    from .collect import DEFAULTS
+    from .measure.plans import DEFAULTS
 
     given = {k: v for k, v in options.items() if v is not None}
     unknown = sorted(set(given) - set(DEFAULTS[args.kind]))
@@ -258,7 +262,7 @@ def _cmd_collect(args, argv) -> None:
 
 
 def _cmd_predict(args) -> None:
-    from .generic import GenericPerformanceModel
+    from .model.generic import GenericPerformanceModel
 
     model = GenericPerformanceModel.from_json(args.model)
     df = _read_csv(args.csv)

@@ -4,7 +4,9 @@ import pandas as pd
 import pytest
 
 import perfkit as pk
-from perfkit import ch3
+from perfkit.chapters import ch3
+from perfkit.model import phases
+from perfkit.report import plots, tables
 
 
 @pytest.fixture(scope="module")
@@ -22,7 +24,7 @@ def test_sum_check_reproduces_guide_item_1(t32):
 
 
 def test_predicted_speedups_hand_value(t32):
-    pred = ch3.predicted_speedups(t32, pk.load_thesis_table("3.3"))
+    pred = phases.predicted_speedups(t32, pk.load_thesis_table("3.3"))
     row = pred[(pred.model == "CNN") & (pred.framework == "Chainer") & (pred.gpus == 2) & (pred.variant == "thesis")]
     # num = max(0.0004+0.0383, 0.0663+0.0594+0.2365 = 0.3622); den = max(0.0393, 0.0663+0.0594+0.3106 = 0.4363)
     assert row["speedup"].iloc[0] == pytest.approx(2 * 0.3622 / 0.4363)
@@ -43,9 +45,9 @@ def test_published_consistency_flags_known_problems(t32):
 
 
 def test_format_mean_std():
-    assert ch3.format_mean_std(0.4009, 0.024) == "0.4009 ± 0.024"
-    assert ch3.format_mean_std(0.0004, 0.00002) == "0.0004 ± 0.00002"
-    assert ch3.format_mean_std(1.5, float("nan")) == "1.5"
+    assert tables.format_mean_std(0.4009, 0.024) == "0.4009 ± 0.024"
+    assert tables.format_mean_std(0.0004, 0.00002) == "0.0004 ± 0.00002"
+    assert tables.format_mean_std(1.5, float("nan")) == "1.5"
 
 
 def _measured():
@@ -62,20 +64,20 @@ def _measured():
 
 
 def test_summarise_phases_uses_slowest_worker():
-    s = ch3.summarise_phases(_measured())
+    s = phases.summarise_phases(_measured())
     tf2 = s[(s.workers == 2) & (s.phase == "t_f")].iloc[0]
     assert tf2["mean"] == pytest.approx(0.011)  # rank 1 is slower in every iteration
     assert tf2["n"] == 4 and tf2["std"] == pytest.approx(0.0)
     assert set(s["source"]) == {"measured"}
     with pytest.raises(ValueError, match="missing column"):
-        ch3.summarise_phases(_measured().drop(columns="iteration"))
+        phases.summarise_phases(_measured().drop(columns="iteration"))
 
 
 def test_plots_return_axes_and_reject_unknown_model(t32):
     import matplotlib.pyplot as plt
 
-    ax = ch3.plot_phase_bars(t32, "MLP")
+    ax = plots.plot_phase_bars(t32, "MLP")
     assert len(ax.patches) == 3 * 7
     plt.close("all")
     with pytest.raises(ValueError, match="model"):
-        ch3.plot_phase_bars(t32, "ResNet")
+        plots.plot_phase_bars(t32, "ResNet")

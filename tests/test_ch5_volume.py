@@ -3,9 +3,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from perfkit.ch5 import volume_exponents, voxels
+from perfkit.model.scaling import volume_exponents
+from perfkit.schema import voxels
 from perfkit.cli import main
-from perfkit.collect import CH5VOL_BASE, make_plan
+from perfkit.measure.plans import CH5VOL_BASE, make_plan
 
 
 def test_ch5vol_plan_is_the_full_grid_in_a_seeded_order():
@@ -78,7 +79,7 @@ def test_volume_exponents_errors_name_the_problem():
 @pytest.mark.slow
 def test_tiny_ch5vol_collection(tmp_path):
     pytest.importorskip("torch")
-    from perfkit.collect import collect
+    from perfkit.measure.collect import collect
 
     out = collect("ch5vol", out=tmp_path / "v.csv", progress=False, volumes=[[24, 24, 24], [24, 28, 24]],
                   filters=[16], workers=[1], batch_sizes=[1, 2], steps=1, repeats=1)

@@ -2,7 +2,7 @@
 import numpy as np
 import pytest
 
-from perfkit.fitting import choose_lambda_cv, fit_repeated, regularisation_sweep
+from perfkit.model.fitting import choose_lambda_cv, fit_repeated, regularisation_sweep
 from tests.test_generic import _data, _model
 
 

@@ -5,7 +5,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from perfkit.generic import GenericPerformanceModel
+from perfkit.model.generic import GenericPerformanceModel
 
 
 def _data(n=240, seed=0, noise=0.02):

@@ -13,8 +13,10 @@ import pytest
 
 pytest.importorskip("torch")
 
-from perfkit.collect import _aggregate_steps, collect, make_plan  # noqa: E402
-from perfkit.harness import SampleLog, WorkerError, WorkerGroup  # noqa: E402
+from perfkit.measure.collect import collect  # noqa: E402
+from perfkit.measure.plans import _aggregate_steps, make_plan  # noqa: E402
+from perfkit.measure.samplelog import SampleLog  # noqa: E402
+from perfkit.measure.workers import WorkerError, WorkerGroup  # noqa: E402
 
 pytestmark = pytest.mark.slow
 PHASES = ["t_io", "t_h2d", "t_md", "t_f", "t_b", "t_c", "t_u"]
@@ -200,7 +202,7 @@ def test_worker_runs_under_torchrun(tmp_path):
         {"op": "run", "id": "1", "task": "phases",
          "config": {"model": "ae", "workers": 2, "batch_size": 8, "iterations": 3, "warmup": 1}}) + "\n")
     torchrun = os.path.join(os.path.dirname(sys.executable), "torchrun")
-    proc = subprocess.run([torchrun, "--standalone", "--nproc_per_node", "2", "-m", "perfkit.torch_worker",
+    proc = subprocess.run([torchrun, "--standalone", "--nproc_per_node", "2", "-m", "perfkit.measure.adapters.pytorch",
                            "--requests", str(req), "--results", str(res)], capture_output=True, text=True,
                           timeout=180)
     assert proc.returncode == 0, proc.stderr[-2000:]

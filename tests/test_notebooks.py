@@ -1,20 +1,49 @@
-"""Every chapter notebook runs under papermill in quick mode (what CI executes)."""
+"""Every chapter notebook runs under papermill in quick mode (what CI executes) and reads well executed."""
 import json
+import re
 
 import pytest
 
-from perfkit.reproduce import CHAPTERS, notebook_path, reproduce, run_notebook
+from perfkit.chapters.notebooks import CHAPTERS, default_build_dir, notebook_path, reproduce, run_notebook
+
+
+def _outputs(nb):
+    return [o for c in nb["cells"] if c["cell_type"] == "code" for o in c.get("outputs", [])]
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("chapter", list(CHAPTERS))
-def test_notebook_runs_in_quick_mode(chapter, tmp_path):
+def test_notebook_runs_in_quick_mode_and_shows_every_figure_inline(chapter, tmp_path):
     figs = tmp_path / "figures"
     [out] = reproduce([chapter], quick=True, build_dir=tmp_path / "build", figures_dir=str(figs), progress=False)
     data = json.loads(out.read_text())
-    errors = [o for c in data["cells"] for o in c.get("outputs", []) if o.get("output_type") == "error"]
-    assert not errors
-    assert any(figs.rglob("*.png")) and any(figs.rglob("*.csv"))
+    outputs = _outputs(data)
+    assert not [o for o in outputs if o.get("output_type") == "error"]
+    pngs = sorted(figs.rglob("*.png"))
+    assert pngs and any(figs.rglob("*.csv"))
+    images = [o for o in outputs if "image/png" in o.get("data", {})]
+    assert len(images) >= len(pngs), f"{len(pngs)} figures written but {len(images)} shown inline"
+    text = json.dumps(outputs)
+    assert "PosixPath(" not in text and "IProgress not found" not in text and "np.int64(" not in text
+    assert "<Figure size" not in text
+
+
+@pytest.mark.parametrize("chapter", list(CHAPTERS))
+def test_notebook_cells_only_call_display_and_explain(chapter):
+    nb = json.loads(notebook_path(chapter).read_text())
+    code = [("".join(c["source"]) if isinstance(c["source"], list) else c["source"])
+            for c in nb["cells"] if c["cell_type"] == "code"]
+    for src in code:
+        assert not re.search(r"^\s*(def|class|lambda)\b|\blambda\b", src, re.M), src
+        assert "Ledger" not in src and "judge" not in src and ".add(" not in src, src
+        assert "matplotlib.use" not in src and "plt.show" not in src, src
+    assert any("analyse(" in src for src in code)
+
+
+def test_quick_and_custom_runs_do_not_overwrite_the_full_runs_notebooks(root):
+    assert default_build_dir() == root / "build"
+    assert default_build_dir(quick=True) == root / "build" / "quick"
+    assert default_build_dir(figures_dir="/tmp/x") == root / "build" / "custom"
 
 
 CH3_OUTPUTS = {

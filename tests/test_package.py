@@ -64,15 +64,42 @@ def test_environment_yml_matches_pyproject(root):
     assert pip_names == wanted_pip, "environment.yml pip packages drifted from pyproject.toml"
 
 
-def test_cli_tables_and_errors(python):
-    out = subprocess.run([python, "-m", "perfkit.cli", "tables"], capture_output=True, text=True, check=True)
-    assert "journal5" in out.stdout and "3.2" in out.stdout
-    out = subprocess.run([python, "-m", "perfkit.cli", "tables", "4.5"], capture_output=True, text=True, check=True)
-    assert "-0.73" in out.stdout
-    bad = subprocess.run([python, "-m", "perfkit.cli", "tables", "7.7"], capture_output=True, text=True)
-    assert bad.returncode == 2 and "unknown thesis table '7.7'" in bad.stderr
-    bad = subprocess.run([python, "-m", "perfkit.cli", "reproduce", "--chapter", "ch9"], capture_output=True, text=True)
-    assert bad.returncode == 2 and "unknown 'ch9'" in bad.stderr
+def test_cli_tables_and_errors(capsys):
+    from perfkit.cli import main
+
+    assert main(["tables"]) == 0
+    out = capsys.readouterr().out
+    assert "journal5" in out and "3.2" in out
+    assert main(["tables", "4.5"]) == 0
+    assert "-0.73" in capsys.readouterr().out
+    assert main(["tables", "4.3"]) == 0  # frameworks side by side, one row per parameter
+    wide = capsys.readouterr().out.splitlines()
+    assert {"MXNet", "PyTorch", "TensorFlow"} <= set(wide[0].split()) and max(map(len, wide)) < 200
+    assert "6.27 ± 0.59" in "\n".join(wide)
+    assert main(["tables", "7.7"]) == 2 and "unknown thesis table '7.7'" in capsys.readouterr().err
+    assert main(["reproduce", "--chapter", "ch9"]) == 2 and "unknown 'ch9'" in capsys.readouterr().err
+
+
+def test_cli_help_lists_every_collection_kind(capsys):
+    from perfkit.cli import build_parser
+
+    text = build_parser().format_help()
+    assert all(k in text for k in ("ch3", "ch4", "noise", "epoch", "ch5", "ch5vol"))
+
+
+def test_cli_does_not_import_chapter_modules(python):
+    code = "import sys, perfkit.cli; print(any(m.startswith('perfkit.chapters') for m in sys.modules))"
+    out = subprocess.run([python, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
+
+
+def test_config_files_name_only_existing_files(root):
+    pyproject = tomllib.loads((root / "pyproject.toml").read_text())
+    for path in pyproject["tool"]["pytest"]["ini_options"]["testpaths"]:
+        assert (root / path).exists(), path
+    for name in ("pyproject.toml", "environment.yml", "Makefile"):
+        for path in re.findall(r"\b(?:tests|perfkit|notebooks)/[\w/.-]+\.(?:py|ipynb)", (root / name).read_text()):
+            assert (root / path).exists(), f"{name} names {path}, which does not exist"
 
 
 def test_notebooks_are_committed_without_outputs(root):

@@ -4,8 +4,9 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from perfkit.collect import collect, make_plan  # noqa: E402
-from perfkit.resattnet3d import TABLE_5_1_SPACE, ResAttNet3D, resattnet3d  # noqa: E402
+from perfkit.measure.collect import collect  # noqa: E402
+from perfkit.measure.plans import make_plan  # noqa: E402
+from perfkit.measure.adapters.resattnet3d import TABLE_5_1_SPACE, ResAttNet3D, resattnet3d  # noqa: E402
 
 VOL = (16, 20, 16)
 

@@ -6,8 +6,8 @@ import struct
 import numpy as np
 import pytest
 
-from perfkit import imagedata
-from perfkit.sampler import TABLE_4_1_SPACE, check_geometry, geometry, same_padding, sample_configs
+from perfkit.measure import imagedata
+from perfkit.measure.spaces import TABLE_4_1_SPACE, check_geometry, geometry, same_padding, sample_configs
 
 BASE = {"dataset": "mnist", "kernel_size": 3, "pool_size": 2, "stride": 1, "padding": "valid", "num_filters": 8}
 

@@ -5,7 +5,7 @@ import pandas as pd
 import pytest
 
 import perfkit as pk
-from perfkit.thesis import THESIS_TABLES
+from perfkit.data.thesis import THESIS_TABLES
 
 
 def _one(df, **keys):

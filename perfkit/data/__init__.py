@@ -1,0 +1,53 @@
+"""Data: the thesis's published tables, loaders of measured files, and synthetic data for tests.
+
+Measured files are written by :mod:`perfkit.measure` under ``data/measured/`` in the
+format :mod:`perfkit.schema` declares; the thesis's tables live in ``data/thesis/``.
+"""
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # the real imports, for readers and linters; at run time each loads on first use
+    from . import thesis, measured, synthetic
+    from .thesis import THESIS_TABLES, list_thesis_tables, load_thesis_table
+    from .measured import load_phases, load_provenance, load_steps, thesis_split
+
+#: public name → the module that defines it
+_EXPORTS = {
+    "load_thesis_table": "thesis",
+    "list_thesis_tables": "thesis",
+    "THESIS_TABLES": "thesis",
+    "load_phases": "measured",
+    "load_steps": "measured",
+    "load_provenance": "measured",
+    "thesis_split": "measured",
+}
+_SUBMODULES = ('thesis', 'measured', 'synthetic')
+
+__all__ = [
+    "THESIS_TABLES",
+    "list_thesis_tables",
+    "load_phases",
+    "load_provenance",
+    "load_steps",
+    "load_thesis_table",
+    "thesis_split",
+    "thesis",
+    "measured",
+    "synthetic",
+]
+
+
+def __getattr__(name: str):
+    if name in _EXPORTS:
+        value = getattr(importlib.import_module(f".{_EXPORTS[name]}", __name__), name)
+        globals()[name] = value
+        return value
+    if name in _SUBMODULES:
+        return importlib.import_module(f".{name}", __name__)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(set(globals()) | set(__all__))

@@ -1,0 +1,95 @@
+"""Loaders of measured files (the output of ``perfkit collect``) and their provenance.
+
+The columns are those :mod:`perfkit.schema` declares; every loader checks them and
+names the file and the missing column when one is absent.
+"""
+from __future__ import annotations
+
+import json
+
+import numpy as np
+
+from ..schema import CH3_COLUMNS, MODEL_NAMES, ROLES, provenance_path
+
+__all__ = ["load_phases", "load_steps", "load_provenance", "thesis_split"]
+
+
+def load_phases(path, framework_label: str | None = None, mode: str | None = "phased"):
+    """Read a ``ch3_phases.csv``; keep successful rows of ``mode`` (None: all modes).
+
+    Model keys become the thesis's names (CNN, MLP, Autoencoder) and
+    ``framework`` becomes ``framework_label`` (default e.g. ``"PyTorch (cpu, measured)"``).
+    """
+    import pandas as pd
+
+    df = pd.read_csv(path)
+    missing = [c for c in CH3_COLUMNS if c not in df.columns]
+    if missing:
+        raise ValueError(f"{path}: column {missing[0]!r} missing (a Chapter 3 file needs {list(CH3_COLUMNS)})")
+    defaults = {"status": "ok", "mode": "phased", "device": "", "batch_size": np.nan}
+    for col, value in defaults.items():
+        if col not in df.columns:
+            df[col] = value
+    df = df[df["status"] == "ok"].copy()
+    if mode is not None:
+        if mode not in set(df["mode"]):
+            raise ValueError(f"mode: {path} has modes {sorted(set(df['mode']))}, not {mode!r}")
+        df = df[df["mode"] == mode]
+    if framework_label is None:
+        fw = df["framework"].iloc[0]
+        dev = df["device"].iloc[0]
+        framework_label = f"{ {'pytorch': 'PyTorch'}.get(fw, fw)} ({dev + ', ' if dev else ''}measured)"
+    df["model"] = df["model"].map(MODEL_NAMES).fillna(df["model"])
+    df["framework"] = framework_label
+    return df.reset_index(drop=True)
+
+
+def load_steps(path, target: str = "epoch_time", roles: dict | str = "ch4"):
+    """``(X, y, frame)`` from a ``perfkit collect ch4`` / ``ch5`` file: successful rows only, features in ``roles``.
+
+    ``roles`` is a key of :data:`perfkit.schema.ROLES` (``"ch4"``, ``"ch5"``) or a dict of
+    numeric / categorical / extrinsic column lists.
+    """
+    import pandas as pd
+
+    if isinstance(roles, str):
+        if roles not in ROLES:
+            raise ValueError(f"roles: expected one of {sorted(ROLES)} or a dict of column lists, got {roles!r}")
+        roles = ROLES[roles]
+    df = pd.read_csv(path)
+    cols = [c for role in roles.values() for c in role] + [target, "status"]
+    missing = [c for c in cols if c not in df.columns]
+    if missing:
+        raise ValueError(f"{path}: column {missing[0]!r} missing; is this a `perfkit collect ch4` or `ch5` file?")
+    ok = df[df["status"] == "ok"].reset_index(drop=True)
+    if ok.empty:
+        raise ValueError(f"{path}: no rows with status 'ok'")
+    X = ok[[c for role in roles.values() for c in role]].copy()
+    for c in roles.get("categorical", []):
+        X[c] = X[c].astype(str)
+    return X, ok[target].astype(float), ok
+
+
+def thesis_split(X, y, n_fit: int = 1000, n_test: int = 500, seed: int = 0):
+    """Random split into ``n_fit`` rows to fit and ``n_test`` held out (the thesis: 1000 / 500).
+
+    When the data has fewer rows than ``n_fit + n_test`` the two counts are
+    scaled down in proportion (quick runs, partial collections).
+    """
+    n = len(X)
+    if n_fit < 1 or n_test < 1:
+        raise ValueError(f"n_fit, n_test: expected >= 1, got {n_fit}, {n_test}")
+    if n < n_fit + n_test:
+        n_fit = max(1, int(round(n * n_fit / (n_fit + n_test))))
+        n_test = n - n_fit
+    idx = np.random.default_rng(seed).permutation(n)
+    tr, te = idx[:n_fit], idx[n_fit:n_fit + n_test]
+    return X.iloc[tr], X.iloc[te], y.iloc[tr], y.iloc[te]
+
+
+
+
+def load_provenance(data_path) -> dict:
+    """The provenance JSON beside a measured file (``{}`` when there is none)."""
+    path = provenance_path(data_path)
+    return json.loads(path.read_text()) if path.exists() else {}

@@ -1,0 +1,90 @@
+"""Measure: the collector, worker groups, the line protocol, provenance, the measured spaces and adapters.
+
+Data flows ``perfkit collect`` → :mod:`.plans` (which samples, which columns) →
+:mod:`.workers` (G adapter processes, :mod:`.adapters`) → :mod:`.samplelog`
+(the crash-safe CSV) with :mod:`.provenance` beside it, under ``data/measured/``.
+"""
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # the real imports, for readers and linters; at run time each loads on first use
+    from . import adapters, imagedata, plans, protocol, provenance, samplelog, spaces, workers
+    from .collect import collect
+    from .plans import DEFAULTS, KINDS, Plan, make_plan
+    from .workers import WorkerError, WorkerGroup, adapter_command
+    from .samplelog import SampleLog
+    from .spaces import DATASET_SHAPES, TABLE_4_1_SPACE, TABLE_5_1_SPACE, check_geometry, geometry, sample_configs, sample_space
+    from .provenance import machine_info, write_json_atomic
+    from .protocol import Adapter, serve
+
+#: public name → the module that defines it
+_EXPORTS = {
+    "collect": "collect",
+    "make_plan": "plans",
+    "Plan": "plans",
+    "KINDS": "plans",
+    "DEFAULTS": "plans",
+    "WorkerGroup": "workers",
+    "WorkerError": "workers",
+    "adapter_command": "workers",
+    "SampleLog": "samplelog",
+    "TABLE_4_1_SPACE": "spaces",
+    "TABLE_5_1_SPACE": "spaces",
+    "DATASET_SHAPES": "spaces",
+    "sample_configs": "spaces",
+    "sample_space": "spaces",
+    "check_geometry": "spaces",
+    "geometry": "spaces",
+    "machine_info": "provenance",
+    "write_json_atomic": "provenance",
+    "Adapter": "protocol",
+    "serve": "protocol",
+}
+_SUBMODULES = ('adapters', 'imagedata', 'protocol', 'provenance', 'spaces', 'plans', 'workers', 'samplelog')
+
+__all__ = [
+    "Adapter",
+    "DATASET_SHAPES",
+    "DEFAULTS",
+    "KINDS",
+    "Plan",
+    "SampleLog",
+    "TABLE_4_1_SPACE",
+    "TABLE_5_1_SPACE",
+    "WorkerError",
+    "WorkerGroup",
+    "adapter_command",
+    "check_geometry",
+    "collect",
+    "geometry",
+    "machine_info",
+    "make_plan",
+    "sample_configs",
+    "sample_space",
+    "serve",
+    "write_json_atomic",
+    "adapters",
+    "imagedata",
+    "protocol",
+    "provenance",
+    "spaces",
+    "plans",
+    "workers",
+    "samplelog",
+]
+
+
+def __getattr__(name: str):
+    if name in _EXPORTS:
+        value = getattr(importlib.import_module(f".{_EXPORTS[name]}", __name__), name)
+        globals()[name] = value
+        return value
+    if name in _SUBMODULES:
+        return importlib.import_module(f".{name}", __name__)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(set(globals()) | set(__all__))

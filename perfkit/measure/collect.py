@@ -1,0 +1,163 @@
+"""``perfkit collect``: resumable measurement campaigns.
+
+Six kinds, each a list of samples run through :class:`perfkit.harness.WorkerGroup`:
+
+``ch3``
+    Chapter 3 phase timing: every (model, workers, mode) runs ``iterations``
+    timed iterations after ``warmup``; one row per worker and iteration.
+``ch4``
+    Chapter 4: ``samples`` LeNet-5 configurations from Table 4.1
+    (:func:`perfkit.sampler.sample_configs`); each is warmed up, then timed in
+    ``repeats`` runs of ``steps`` steps. A run's value is its mean step time
+    (wall time / steps, slowest worker); the sample's ``step_time`` is the
+    median of the runs (the thesis took the median of 3 runs).
+    ``epoch_time = ceil(n_train / (batch_size × workers)) × step_time``. The
+    raw per-step times of every worker go to ``<name>.steps.jsonl``.
+``noise``
+    The noise floor: ``samples`` configurations, each measured once per round
+    for ``rounds`` rounds, in a fresh random order every round, so the repeats
+    of one configuration happen at different moments.
+``ch5``
+    Chapter 5: Table 5.1 configurations of 3D-ResAttNet-18 on synthetic volumes
+    (``volume``, default 48×56×48 on CPU), timed as ``ch4``; the epoch is the 431
+    ADNI-1 training scans.
+``ch5vol``
+    How the extrinsic scaling depends on the volume size: a full grid of
+    ``volumes`` × ``filters`` × workers × batch sizes at one fixed Table 5.1
+    configuration (:data:`CH5VOL_BASE`), timed as ``ch4``, in a seeded random
+    order so that drift does not line up with any factor.
+``epoch``
+    The extrapolation check: configurations timed as in ``ch4`` *and* over a
+    whole epoch, until ``samples`` checks are done. A configuration whose
+    predicted epoch exceeds ``max_epoch_seconds`` is recorded as skipped.
+
+Every sample is appended and fsynced when it completes; a killed run resumes
+with the next missing sample. A failing configuration is recorded with its
+error and the run goes on. ``<name>.provenance.json`` beside the CSV records
+machine, versions, command, seed and every session that added to it.
+"""
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+from ..schema import steps_log_path
+from .plans import DESCRIPTIONS, _count_ok, make_plan, default_out
+from .provenance import command_line, machine_info, provenance_path, utc_now, write_json_atomic
+from .samplelog import SampleLog
+from .workers import WorkerError, WorkerGroup
+
+__all__ = ["collect"]
+
+
+def _identity(plan, framework, device, threads, data_root):
+    settings = {k: v for k, v in plan.settings.items() if k not in ("samples",)}
+    return json.loads(json.dumps({"kind": plan.kind, "framework": framework, "device": device, "threads": threads,
+                                  "data_root": str(data_root) if data_root else None, "settings": settings}))
+
+
+def _first_difference(have: dict, want: dict, prefix: str = ""):
+    """``(dotted key, value there, value here)`` of the first setting that differs, or ``(None, None, None)``."""
+    for key in list(want) + [k for k in have if k not in want]:
+        a, b = have.get(key), want.get(key)
+        if a == b:
+            continue
+        if isinstance(a, dict) and isinstance(b, dict):
+            return _first_difference(a, b, f"{prefix}{key}.")
+        return f"{prefix}{key}", a, b
+    return None, None, None
+
+
+def _append_raw(path: Path, sid, reply: dict) -> None:
+    """Per-step times of every worker and run, one JSON line per sample (written before its CSV row;
+    a sample redone after a kill may appear twice: the last line is the one in the CSV)."""
+    line = json.dumps({"sample_id": str(sid), "repeats": [r["repeats"] for r in reply["ranks"]]},
+                      separators=(",", ":")) + "\n"
+    with open(path, "a") as fh:
+        fh.write(line)
+        fh.flush()
+        os.fsync(fh.fileno())
+
+
+def collect(kind: str, out=None, framework: str = "pytorch", threads: int = 1, device: str = "cpu", python=None,
+            data_root=None, timeout: float = 600.0, progress: bool = True, argv=None, **options) -> Path:
+    """Run (or resume) one collection; returns the CSV path. See the module docstring."""
+    from tqdm.auto import tqdm
+
+    plan = make_plan(kind, framework, **options)
+    out = Path(out) if out else default_out(kind, framework, device)
+    log = SampleLog(out, plan.columns)
+    ppath = provenance_path(out)
+    ident = _identity(plan, framework, device, int(threads), data_root)
+    prov = json.loads(ppath.read_text()) if ppath.exists() and log.done else None
+    if prov is not None:
+        key, have, want = _first_difference(prov.get("identity", {}), ident)
+        if key is not None:
+            raise ValueError(f"{key}: {out} was collected with {have!r}; this run asks for {want!r}. "
+                             "Re-run with the same settings to resume, or choose another --out")
+    else:
+        prov = {"dataset": out.name, "kind": kind, "description": DESCRIPTIONS[kind], "identity": ident, "columns": plan.columns, "machine": machine_info(), "adapters": {},
+                "sampler": plan.sampler.to_dict() if plan.sampler else None, "sessions": []}
+    session = {"started_utc": utc_now(), "command": command_line(argv), "cwd": os.getcwd(),
+               "worker_python": python or sys.executable,
+               "git_commit": machine_info(libraries=())["git_commit"], "samples_before": len(log.done),
+               "requested": len(plan.items) if plan.target is None else plan.target}
+    prov["sessions"].append(session)
+    write_json_atomic(ppath, prov)
+    raw_path = steps_log_path(out)
+    todo = [it for it in plan.items if it[0] not in log.done]
+    groups: dict[int, WorkerGroup] = {}
+    failures = 0
+    if plan.target is None:
+        total, initial = len(plan.items), len(plan.items) - len(todo)
+    else:  # epoch checks: progress counts successful checks
+        total, initial = plan.target, min(plan.target, _count_ok(out))
+    bar = tqdm(total=total, initial=initial, desc=f"collect {kind}", unit="sample", disable=not progress,
+               dynamic_ncols=True, smoothing=0.05)
+    try:
+        for n, item in enumerate(todo):
+            if plan.target is not None and plan.enough(out):
+                break
+            sid, g, cfg = item
+            if g not in groups:
+                grp = WorkerGroup(framework, g, threads, device, python, data_root, timeout)
+                try:
+                    hello = grp.start()
+                except WorkerError as exc:
+                    raise ValueError(f"framework: {g} {framework} worker(s) did not start "
+                                     f"({' '.join(grp.cmd)}):\n{exc}") from None
+                groups[g] = grp
+                prov["adapters"][str(g)] = {k: v for k, v in hello.items() if k not in ("op", "ranks")}
+            base = {"framework": framework, "device": device, "threads": int(threads), "mode": cfg.get("mode"),
+                    "loadavg": round(os.getloadavg()[0], 2), "started_utc": utc_now()}
+            t0 = time.monotonic()
+            try:
+                reply = groups[g].request({"op": "run", "id": sid, "task": plan.task, "config": cfg})
+            except WorkerError as exc:
+                reply = {"ok": False, "error": f"WorkerError: {exc}"}
+                groups.pop(g, None)
+            base["duration_s"] = round(time.monotonic() - t0, 3)
+            rows = plan.to_rows(item, reply, base)
+            failures += rows[0]["status"] == "error"
+            if plan.task != "phases" and reply.get("ok"):
+                _append_raw(raw_path, sid, reply)
+            log.append(sid, rows)
+            if plan.target is None or rows[0]["status"] == "ok":
+                bar.update(1)
+            bar.set_postfix(failed=failures, refresh=False)
+            if n % 25 == 24:
+                session.update(samples_after=len(log.done), updated_utc=utc_now())
+                write_json_atomic(ppath, prov)
+    except KeyboardInterrupt:
+        session["interrupted"] = True
+        raise
+    finally:
+        bar.close()
+        for grp in groups.values():
+            grp.stop()
+        session.update(finished_utc=utc_now(), samples_after=len(log.done), failures_this_session=failures)
+        write_json_atomic(ppath, prov)
+    return out

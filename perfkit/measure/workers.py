@@ -1,0 +1,175 @@
+"""Worker groups: G adapter processes of one framework, driven by ``perfkit collect``.
+
+:class:`WorkerGroup` starts G adapter processes the way ``torchrun`` would
+(``RANK``, ``WORLD_SIZE``, ``LOCAL_RANK``, ``MASTER_ADDR``, ``MASTER_PORT``) and
+exchanges JSON lines with rank 0 (:mod:`perfkit.protocol`). The workers die
+with the collector, even when it is SIGKILLed (``PR_SET_PDEATHSIG`` on Linux,
+and end-of-input on rank 0's stdin everywhere).
+"""
+from __future__ import annotations
+
+import json
+import os
+import select
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from .adapters import ADAPTERS
+
+__all__ = ["adapter_command", "WorkerGroup", "WorkerError"]
+
+
+def adapter_command(framework: str, python: str | None = None) -> list[str]:
+    """The command that starts one worker of ``framework`` (under ``python``, default this interpreter)."""
+    if framework not in ADAPTERS:
+        raise ValueError(f"framework: expected one of {sorted(ADAPTERS)}, got {framework!r}")
+    return [python or sys.executable, "-m", ADAPTERS[framework]]
+
+
+class WorkerError(RuntimeError):
+    """A worker group crashed or timed out (the group has been stopped)."""
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _die_with_parent():  # runs in the child between fork and exec
+    try:
+        import ctypes
+
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    except Exception:
+        pass
+
+
+class WorkerGroup:
+    """``workers`` processes of one framework adapter, driven through rank 0.
+
+    Parameters
+    ----------
+    framework : str
+        Key of :data:`ADAPTERS`.
+    workers : int
+        World size G.
+    threads : int
+        Intra-op threads per worker (also sets ``OMP_NUM_THREADS``/``MKL_NUM_THREADS``).
+    device : {"cpu", "cuda"}
+    python : str, optional
+        Interpreter for the workers (another virtualenv, say); default: this one.
+    data_root : str, optional
+        Folder with real dataset files (default: synthetic data).
+    timeout : float
+        Seconds to wait for one reply before the group is killed.
+    """
+
+    def __init__(self, framework="pytorch", workers=1, threads=1, device="cpu", python=None, data_root=None,
+                 timeout=600.0):
+        if int(workers) < 1:
+            raise ValueError(f"workers: expected >= 1, got {workers}")
+        self.framework, self.workers, self.threads, self.device = framework, int(workers), int(threads), device
+        self.cmd = adapter_command(framework, python) + ["--threads", str(threads), "--device", device]
+        if data_root:
+            self.cmd += ["--data-root", str(data_root)]
+        self.timeout = float(timeout)
+        self.procs: list[subprocess.Popen] = []
+        self.hello: dict | None = None
+        self._logs: list = []
+
+    def start(self) -> dict:
+        port = _free_port()
+        pkg_parent = str(Path(__file__).resolve().parents[2])  # the folder holding perfkit/
+        for rank in range(self.workers):
+            env = dict(os.environ, RANK=str(rank), WORLD_SIZE=str(self.workers), LOCAL_RANK=str(rank),
+                       LOCAL_WORLD_SIZE=str(self.workers), MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port),
+                       OMP_NUM_THREADS=str(self.threads), MKL_NUM_THREADS=str(self.threads),
+                       PYTHONPATH=os.pathsep.join(filter(None, [pkg_parent, os.environ.get("PYTHONPATH")])))
+            log = tempfile.TemporaryFile(mode="w+b")
+            self._logs.append(log)
+            try:
+                self.procs.append(subprocess.Popen(
+                    self.cmd, env=env, stdin=subprocess.PIPE if rank == 0 else subprocess.DEVNULL,
+                    stdout=subprocess.PIPE if rank == 0 else subprocess.DEVNULL, stderr=log,
+                    preexec_fn=_die_with_parent if sys.platform.startswith("linux") else None))
+            except OSError as exc:
+                self.stop(kill=True)
+                raise WorkerError(f"cannot run {self.cmd[0]}: {exc}") from None
+        self.hello = self.request({"op": "hello"}, timeout=max(self.timeout, 120.0))
+        return self.hello
+
+    def _stderr_tail(self, n=1500) -> str:
+        parts = []
+        for rank, log in enumerate(self._logs):
+            try:
+                log.seek(0)
+                text = log.read().decode(errors="replace").strip()
+            except (OSError, ValueError):
+                continue
+            if text:
+                parts.append(f"[rank {rank}] {text[-n:]}")
+        return "\n".join(parts)
+
+    def request(self, obj: dict, timeout: float | None = None) -> dict:
+        """Send one request to rank 0 and return its reply; raise :class:`WorkerError` on crash or timeout."""
+        if not self.procs:
+            self.start()
+        p0 = self.procs[0]
+        try:
+            p0.stdin.write((json.dumps(obj) + "\n").encode())
+            p0.stdin.flush()
+        except (BrokenPipeError, OSError):
+            self._fail("worker group exited before the request could be sent")
+        deadline = time.monotonic() + (timeout or self.timeout)
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                self._fail(f"no reply within {timeout or self.timeout:.0f} s")
+            ready, _, _ = select.select([p0.stdout], [], [], min(left, 1.0))
+            if ready:
+                line = p0.stdout.readline()
+                if not line:
+                    self._fail("rank 0 closed its output (crashed?)")
+                return json.loads(line)
+            dead = [r for r, p in enumerate(self.procs) if p.poll() is not None]
+            if dead:
+                self._fail(f"worker rank {dead[0]} exited with code {self.procs[dead[0]].returncode}")
+
+    def _fail(self, why: str):
+        tail = self._stderr_tail()
+        self.stop(kill=True)
+        raise WorkerError(why + (f"\n{tail}" if tail else ""))
+
+    def stop(self, kill: bool = False) -> None:
+        if not self.procs:
+            return
+        if not kill:
+            try:
+                self.procs[0].stdin.write(b'{"op": "exit"}\n')
+                self.procs[0].stdin.flush()
+                self.procs[0].stdin.close()
+            except (BrokenPipeError, OSError, ValueError):
+                pass
+        for p in self.procs:
+            try:
+                p.wait(timeout=0.1 if kill else 20)
+            except subprocess.TimeoutExpired:
+                p.kill()
+                p.wait()
+        for log in self._logs:
+            log.close()
+        self.procs, self._logs = [], []
+
+    def __enter__(self):
+        if not self.procs:
+            self.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.stop()

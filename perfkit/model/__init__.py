@@ -1,0 +1,119 @@
+"""Model: the equations and models of the thesis, their fitting, baselines and metrics.
+
+- :mod:`.equations`: Chapter 3, eqs. 3.1-3.8; :mod:`.phases` applies them to phase tables;
+- :mod:`.generic`: the generic performance model (eq. 4.4), a scikit-learn estimator, with its
+  engines as plain functions in :mod:`.engines`; :mod:`.fitting`: repeated fits and λ sweeps;
+- :mod:`.baselines`: random forest and SVR; :mod:`.lif`: the eq. 3.9 regression;
+- :mod:`.scaling`: scaling exponents; :mod:`.metrics`: MAPE (4.13), R² (3.10-3.12) and others;
+- :mod:`.validation`: the input checks every model runs.
+"""
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # the real imports, for readers and linters; at run time each loads on first use
+    from . import equations, metrics, generic, engines, fitting, baselines, lif, phases, scaling, validation
+    from .equations import evaluate, iteration_time_multi, iteration_time_pipelined, iteration_time_sgd, iteration_time_single, iteration_time_ssgd, load_imbalance_factor, speedup, speedup_pipelined
+    from .metrics import mae, mape, mse, r2, regression_report, rmse
+    from .generic import GenericPerformanceModel
+    from .engines import ENGINES
+    from .fitting import RepeatedFit, choose_lambda_cv, fit_repeated, regularisation_sweep
+    from .baselines import compare_models, make_baseline, train_test_split_frame
+    from .lif import fit_lif_regression, lif_from_worker_times
+    from .scaling import core_bound, scaling_power, volume_exponents
+    from .validation import validate_frame, validate_target
+
+#: public name → the module that defines it
+_EXPORTS = {
+    "iteration_time_sgd": "equations",
+    "iteration_time_ssgd": "equations",
+    "iteration_time_multi": "equations",
+    "iteration_time_single": "equations",
+    "iteration_time_pipelined": "equations",
+    "speedup": "equations",
+    "speedup_pipelined": "equations",
+    "load_imbalance_factor": "equations",
+    "evaluate": "equations",
+    "mape": "metrics",
+    "mae": "metrics",
+    "mse": "metrics",
+    "rmse": "metrics",
+    "r2": "metrics",
+    "regression_report": "metrics",
+    "GenericPerformanceModel": "generic",
+    "ENGINES": "engines",
+    "fit_repeated": "fitting",
+    "regularisation_sweep": "fitting",
+    "choose_lambda_cv": "fitting",
+    "RepeatedFit": "fitting",
+    "make_baseline": "baselines",
+    "compare_models": "baselines",
+    "train_test_split_frame": "baselines",
+    "fit_lif_regression": "lif",
+    "lif_from_worker_times": "lif",
+    "scaling_power": "scaling",
+    "volume_exponents": "scaling",
+    "core_bound": "scaling",
+    "validate_frame": "validation",
+    "validate_target": "validation",
+}
+_SUBMODULES = ('equations', 'metrics', 'generic', 'engines', 'fitting', 'baselines', 'lif', 'phases', 'scaling', 'validation')
+
+__all__ = [
+    "ENGINES",
+    "GenericPerformanceModel",
+    "RepeatedFit",
+    "choose_lambda_cv",
+    "compare_models",
+    "core_bound",
+    "evaluate",
+    "fit_lif_regression",
+    "fit_repeated",
+    "iteration_time_multi",
+    "iteration_time_pipelined",
+    "iteration_time_sgd",
+    "iteration_time_single",
+    "iteration_time_ssgd",
+    "lif_from_worker_times",
+    "load_imbalance_factor",
+    "mae",
+    "make_baseline",
+    "mape",
+    "mse",
+    "r2",
+    "regression_report",
+    "regularisation_sweep",
+    "rmse",
+    "scaling_power",
+    "speedup",
+    "speedup_pipelined",
+    "train_test_split_frame",
+    "validate_frame",
+    "validate_target",
+    "volume_exponents",
+    "equations",
+    "metrics",
+    "generic",
+    "engines",
+    "fitting",
+    "baselines",
+    "lif",
+    "phases",
+    "scaling",
+    "validation",
+]
+
+
+def __getattr__(name: str):
+    if name in _EXPORTS:
+        value = getattr(importlib.import_module(f".{_EXPORTS[name]}", __name__), name)
+        globals()[name] = value
+        return value
+    if name in _SUBMODULES:
+        return importlib.import_module(f".{name}", __name__)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(set(globals()) | set(__all__))

@@ -1,0 +1,241 @@
+"""The fitting engines of the generic performance model, as plain functions.
+
+:class:`Problem` holds one fit's encoded data (log intrinsic and extrinsic values,
+one-hot levels, measured times), its bounds and its penalty. For given powers
+(p, q) the model is linear in (a, κ, C): :func:`design` builds the design matrix
+``[F·I^p, F·onehot, 1]`` with ``F = Π E^q``, :func:`objective` is eq. 4.9 plus
+the penalty of eqs. 4.11-4.12 and :func:`solve_linear` finds the linear
+parameters for fixed powers. Every function is batched over a population of
+candidates (leading axis P).
+
+Engines (:data:`ENGINES`) take a :class:`Problem` and a seed generator and return
+an :class:`EngineResult`:
+
+``thesis``
+    :func:`scipy.optimize.differential_evolution` with its default settings on a
+    scalar cost over all parameters, as the thesis did.
+``varpro``
+    Variable projection: differential evolution over the powers only, the whole
+    population evaluated at once, each candidate's linear part from a few
+    iteratively reweighted least-squares steps (clipped to the bounds), then a
+    Powell polish of the best powers.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable
+
+import numpy as np
+
+__all__ = ["Problem", "EngineResult", "ENGINES", "design", "penalty_value", "objective", "solve_linear",
+           "fit_thesis", "fit_varpro", "CHUNK_BYTES"]
+
+CHUNK_BYTES = 500_000  # design-matrix bytes per chunk of candidates (keeps the batch in cache)
+
+
+@dataclass
+class Problem:
+    """One fit: encoded data, bounds and penalty.
+
+    ``log_i`` (N, n_p) and ``log_e`` (N, n_q) are the logs of the numeric and
+    extrinsic columns, ``onehot`` (N, levels) the categorical levels kept, ``y``
+    (N,) the measured times; ``lin_bounds`` = (lower, upper) arrays of the K linear
+    parameters (C last), ``pow_bounds`` one (lower, upper) pair per power.
+    """
+
+    log_i: np.ndarray
+    log_e: np.ndarray
+    onehot: np.ndarray
+    y: np.ndarray
+    lin_bounds: tuple
+    pow_bounds: list
+    penalty: str | None = None
+    lam: float = 0.0
+
+    @property
+    def n_p(self) -> int:
+        return self.log_i.shape[1]
+
+    @property
+    def n_linear(self) -> int:
+        return len(self.lin_bounds[0])
+
+    def rows(self, index) -> "Problem":
+        """The same problem on a subset of rows."""
+        return Problem(self.log_i[index], self.log_e[index], self.onehot[index], self.y[index], self.lin_bounds,
+                       self.pow_bounds, self.penalty, self.lam)
+
+    def design(self, powers) -> np.ndarray:
+        pw = np.atleast_2d(powers)
+        return design(pw[:, :self.n_p], pw[:, self.n_p:], self.log_i, self.log_e, self.onehot)
+
+
+@dataclass
+class EngineResult:
+    """What an engine found: linear parameters (a, κ, C), powers (p, q), generations and per-generation best cost."""
+
+    lin: np.ndarray
+    powers: np.ndarray
+    n_iter: int
+    history: list = field(default_factory=list)
+
+
+def design(p, q, log_i, log_e, onehot):
+    """Design matrices for a population of powers: (P, N, K) with columns [F·I^p, F·onehot, 1]."""
+    P = p.shape[0]
+    n = log_i.shape[0] if log_i.size else onehot.shape[0]
+    F = np.exp(log_e @ q.T).T if q.shape[1] else np.ones((P, n))  # (P, N)
+    cols = []
+    if p.shape[1]:
+        cols.append(F[:, :, None] * np.exp(log_i[None, :, :] * p[:, None, :]))
+    if onehot.shape[1]:
+        cols.append(F[:, :, None] * onehot[None, :, :])
+    cols.append(np.ones((P, n, 1)))
+    return np.concatenate(cols, axis=2)
+
+
+def penalty_value(lin, powers, penalty, lam):
+    """λ·R(x) over x = (a, κ, p, q), C excluded. lin: (P, K) with C last; powers: (P, D)."""
+    if penalty is None or lam == 0:
+        return np.zeros(lin.shape[0])
+    x = np.concatenate([lin[:, :-1], powers], axis=1)
+    r = np.abs(x).sum(axis=1) if penalty == "l1" else (x**2).sum(axis=1)
+    return lam * r
+
+
+def objective(lin, powers, Phi, y, penalty, lam):
+    """Mean absolute error (eq. 4.9) plus the penalty, for each candidate of the population."""
+    pred = np.matmul(Phi, lin[:, :, None])[:, :, 0]
+    return np.mean(np.abs(y[None, :] - pred), axis=1) + penalty_value(lin, powers, penalty, lam)
+
+
+def solve_linear(Phi, y, lin_bounds, penalty, lam, lin0=None, n_iter=6):
+    """IRLS for min mean|y - Phi b| + penalty, b clipped to bounds; batched over candidates."""
+    P, N, K = Phi.shape
+    lo, hi = lin_bounds
+    pen = np.ones(K)
+    pen[-1] = 0.0  # C is not penalised
+    w = np.ones((P, N))
+    b = lin0
+    eps = 1e-6 * max(float(np.mean(np.abs(y))), 1e-12)
+    for _ in range(n_iter):
+        PwT = Phi.transpose(0, 2, 1) * w[:, None, :]  # (P, K, N)
+        A = np.matmul(PwT, Phi) / N
+        rhs = np.matmul(PwT, y) / N
+        scale = np.trace(A, axis1=1, axis2=2) / K
+        reg = 1e-9 * scale[:, None] * np.ones(K)
+        if penalty == "l2" and lam > 0:
+            reg = reg + 2.0 * lam * pen  # d/db of λ b²; loss scaled as Σ w r² / (2N)
+        elif penalty == "l1" and lam > 0 and b is not None:
+            reg = reg + lam * pen / np.maximum(np.abs(b), 1e-8)
+        A = A + reg[:, :, None] * np.eye(K)[None]
+        try:
+            b = np.linalg.solve(A, rhs[:, :, None])[:, :, 0]
+        except np.linalg.LinAlgError:
+            b = np.stack([np.linalg.lstsq(A[i], rhs[i], rcond=None)[0] for i in range(P)])
+        b = np.clip(b, lo, hi)
+        r = y[None, :] - np.matmul(Phi, b[:, :, None])[:, :, 0]
+        w = 1.0 / (2.0 * np.maximum(np.abs(r), eps))
+    return b
+
+
+def _recorder(history: list):
+    """A differential-evolution callback that appends the best cost of each generation to ``history``."""
+
+    def record(intermediate_result):  # scipy passes an OptimizeResult to a callback with this parameter name
+        history.append(float(intermediate_result.fun))
+
+    return record
+
+
+def fit_thesis(problem: Problem, rng, *, maxiter=None, popsize=None, tol=0.01, **_) -> EngineResult:
+    """The thesis's engine: scipy's differential evolution (default settings) over every parameter."""
+    from scipy.optimize import differential_evolution
+
+    pb = problem
+    K, n_p = pb.n_linear, pb.n_p
+    lo, hi = pb.lin_bounds
+    history: list[float] = []
+    all_bounds = [(lo[i], hi[i]) for i in range(K)] + list(pb.pow_bounds)
+
+    def cost(x):
+        lin, pw = x[None, :K], x[None, K:]
+        Phi = design(pw[:, :n_p], pw[:, n_p:], pb.log_i, pb.log_e, pb.onehot)
+        return float(objective(lin, pw, Phi, pb.y, pb.penalty, pb.lam)[0])
+
+    res = differential_evolution(cost, all_bounds, seed=rng, callback=_recorder(history),
+                                 maxiter=maxiter or 1000, popsize=popsize or 15, tol=tol)
+    return EngineResult(res.x[:K], res.x[K:], res.nit, history)
+
+
+def _linear_for(problem: Problem, powers, irls_iter):
+    """Best linear parameters for fixed powers on all rows (the lower-objective of two IRLS lengths)."""
+    pw = np.atleast_2d(powers)
+    Phi = problem.design(pw)
+    cands = [solve_linear(Phi, problem.y, problem.lin_bounds, problem.penalty, problem.lam, n_iter=k * irls_iter)
+             for k in (3, 5)]
+    objs = [objective(c, pw, Phi, problem.y, problem.penalty, problem.lam)[0] for c in cands]
+    return cands[int(np.argmin(objs))][0]
+
+
+def _polish(problem: Problem, powers, irls_iter):
+    """Refine the best powers with Powell's method on the profiled cost."""
+    from scipy.optimize import minimize
+
+    def profile(pw):
+        pw = np.atleast_2d(pw)
+        Phi = problem.design(pw)
+        lin = solve_linear(Phi, problem.y, problem.lin_bounds, problem.penalty, problem.lam, n_iter=3 * irls_iter)
+        return float(objective(lin, pw, Phi, problem.y, problem.penalty, problem.lam)[0])
+
+    if powers.size:
+        res = minimize(profile, powers, method="Powell", bounds=problem.pow_bounds,
+                       options={"maxfev": 400, "xtol": 1e-4, "ftol": 1e-7})
+        if res.fun < profile(powers):
+            powers = res.x
+    return powers
+
+
+def fit_varpro(problem: Problem, rng, *, maxiter=None, popsize=None, tol=0.01, irls_iter=3, search_rows=20000,
+               **_) -> EngineResult:
+    """Variable projection: DE over the powers with the linear part solved per candidate, then a Powell polish.
+
+    The global search and the polish use at most ``search_rows`` rows (a seeded
+    random subset); the final linear parameters use all rows.
+    """
+    from scipy.optimize import differential_evolution
+
+    n_rows = len(problem.y)
+    if search_rows is not None and n_rows > int(search_rows):
+        search = problem.rows(np.sort(rng.choice(n_rows, size=int(search_rows), replace=False)))
+    else:
+        search = problem
+    history: list[float] = []
+    if not problem.pow_bounds:  # nothing nonlinear: one linear solve
+        res_x, n_iter = np.zeros(0), 0
+    else:
+        K, n_p = problem.n_linear, problem.n_p
+        chunk = max(1, int(CHUNK_BYTES // (8 * len(search.y) * K)))
+
+        def cost(pw_t):  # (D, S) -> (S,), evaluated in cache-sized chunks of candidates
+            pw_all = np.atleast_2d(pw_t.T)
+            out = np.empty(pw_all.shape[0])
+            for s0 in range(0, pw_all.shape[0], chunk):
+                pw = pw_all[s0:s0 + chunk]
+                Phi = design(pw[:, :n_p], pw[:, n_p:], search.log_i, search.log_e, search.onehot)
+                lin = solve_linear(Phi, search.y, search.lin_bounds, search.penalty, search.lam, n_iter=irls_iter)
+                out[s0:s0 + chunk] = objective(lin, pw, Phi, search.y, search.penalty, search.lam)
+            return out
+
+        res = differential_evolution(cost, problem.pow_bounds, seed=rng,
+                                     callback=_recorder(history), vectorized=True,
+                                     updating="deferred", polish=False, maxiter=maxiter or 300,
+                                     popsize=popsize or 10, tol=tol)
+        res_x, n_iter = res.x, res.nit
+    powers = _polish(search, res_x, irls_iter)
+    lin = _linear_for(problem, powers, irls_iter)
+    return EngineResult(lin, powers, n_iter, history)
+
+
+#: ``method`` name → engine
+ENGINES: dict[str, Callable[..., EngineResult]] = {"varpro": fit_varpro, "thesis": fit_thesis}
