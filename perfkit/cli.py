@@ -13,6 +13,8 @@ Subcommands
     Predict with a saved model.
 ``perfkit collect ch3|ch4|noise|epoch|ch5|ch5vol [--framework pytorch] [--out PATH] [--seed S] [...]``
     Measure training steps with the harness (resumable; see ``perfkit collect -h``).
+``perfkit findings [--write]``
+    Print the chapters' generated findings, or write them into the README.
 ``perfkit version``
     Print the version.
 """
@@ -113,6 +115,10 @@ def build_parser() -> argparse.ArgumentParser:
     col.add_argument("--timeout", type=float, default=600.0, help="seconds per sample before a worker is killed")
     col.add_argument("--no-progress", action="store_true", help="hide the progress bar")
 
+    fnd = sub.add_parser("findings", help="print the chapters' findings (figures/chN/findings_chN.md), or write them "
+                                          "into the README")
+    fnd.add_argument("--write", action="store_true", help="replace the README's generated findings block")
+
     sub.add_parser("version", help="print the version")
     return parser
 
@@ -140,6 +146,10 @@ def main(argv: list[str] | None = None) -> int:
 
             reproduce(args.chapters, quick=args.quick, build_dir=args.build_dir,
                       figures_dir=args.figures_dir, progress=not args.no_progress)
+        elif args.command == "findings":
+            from .chapters.notebooks import readme_findings
+
+            print(readme_findings(write=args.write), end="")
         elif args.command == "fit":
             _cmd_fit(args)
         elif args.command == "predict":
