@@ -25,7 +25,9 @@ def test_notebook_runs_in_quick_mode_and_shows_every_figure_inline(chapter, tmp_
     assert len(images) >= len(pngs), f"{len(pngs)} figures written but {len(images)} shown inline"
     text = json.dumps(outputs)
     assert "PosixPath(" not in text and "IProgress not found" not in text and "np.int64(" not in text
-    assert "<Figure size" not in text
+    bare = [o for o in outputs if "<Figure size" in str(o.get("data", {}).get("text/plain", ""))
+            and "image/png" not in o.get("data", {})]
+    assert not bare, "a figure is shown as text, not as an image"
 
 
 @pytest.mark.parametrize("chapter", list(CHAPTERS))
@@ -34,6 +36,7 @@ def test_notebook_cells_only_call_display_and_explain(chapter):
     code = [("".join(c["source"]) if isinstance(c["source"], list) else c["source"])
             for c in nb["cells"] if c["cell_type"] == "code"]
     for src in code:
+        src = re.sub(r"#.*", "", src)  # comments may say "lambda"
         assert not re.search(r"^\s*(def|class|lambda)\b|\blambda\b", src, re.M), src
         assert "Ledger" not in src and "judge" not in src and ".add(" not in src, src
         assert "matplotlib.use" not in src and "plt.show" not in src, src

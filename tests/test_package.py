@@ -110,3 +110,21 @@ def test_notebooks_are_committed_without_outputs(root):
                 assert not cell.get("outputs") and cell.get("execution_count") is None, nb.name
         tagged = [c for c in data["cells"] if "parameters" in c.get("metadata", {}).get("tags", [])]
         assert len(tagged) == 1, f"{nb.name}: needs exactly one cell tagged 'parameters'"
+
+
+def test_nbclean_undoes_what_a_jupyterlab_save_adds(root):
+    """Run and saved in JupyterLab (outputs, counts, lines, machine metadata), a notebook cleans to its committed bytes."""
+    from perfkit.report.nbclean import clean, dumps
+
+    for nb_path in (root / "notebooks").glob("*.ipynb"):
+        committed = nb_path.read_text()
+        nb = json.loads(committed)
+        nb["metadata"]["language_info"] = {"name": "python", "version": "3.11.7", "codemirror_mode": {"name": "ipython"},
+                                           "pygments_lexer": "ipython3", "file_extension": ".py"}
+        for i, cell in enumerate(nb["cells"]):
+            cell["source"] = cell["source"].splitlines(keepends=True)
+            if cell["cell_type"] == "code":
+                cell["execution_count"] = i
+                cell["outputs"] = [{"output_type": "stream", "name": "stdout", "text": ["x\n"]}]
+                cell["metadata"]["execution"] = {"iopub.status.busy": "2026-11-22T00:00:00Z"}
+        assert dumps(clean(nb)) == committed, nb_path.name

@@ -84,7 +84,9 @@ class ChapterResult:
         """The reading of ``section`` as a Markdown object for ``display``."""
         from IPython.display import Markdown
 
-        return Markdown(self.readings[section])
+        text = self.readings.get(section, f"*Nothing to read in this section on this data ({section!r} needs "
+                                               "measurements the dataset does not have).*")
+        return Markdown(text)
 
     def save(self, figures_dir=None) -> str:
         """Write every table (CSV), figure (PNG + SVG) and the chapter's findings (Markdown, the ``summary``

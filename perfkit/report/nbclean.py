@@ -24,6 +24,9 @@ def clean(nb: dict) -> dict:
     cells = []
     for cell in nb.get("cells", []):
         cell = dict(cell)
+        if isinstance(cell.get("source"), list):  # JupyterLab stores lines, we store one string
+            cell["source"] = "".join(cell["source"])
+        cell.pop("attachments", None) if not cell.get("attachments") else None
         tags = cell.get("metadata", {}).get("tags")
         cell["metadata"] = {"tags": tags} if tags else {}
         if cell.get("cell_type") == "code":
