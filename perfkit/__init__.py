@@ -29,8 +29,9 @@ until it is used, so ``import perfkit`` is fast and has no side effects.
 """
 from __future__ import annotations
 
-import importlib
 from typing import TYPE_CHECKING
+
+from ._lazy import attach
 
 from . import schema
 from .schema import data_dir, figures_dir, repo_root
@@ -123,15 +124,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str):
-    if name in _EXPORTS:
-        value = getattr(importlib.import_module(f".{_EXPORTS[name]}", __name__), name)
-        globals()[name] = value
-        return value
-    if name in _SUBPACKAGES:
-        return importlib.import_module(f".{name}", __name__)
-    raise AttributeError(f"module 'perfkit' has no attribute {name!r}")
-
-
-def __dir__():
-    return sorted(set(globals()) | set(__all__))
+__getattr__, __dir__ = attach(__name__, globals(), _EXPORTS, _SUBPACKAGES)

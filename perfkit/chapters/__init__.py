@@ -11,6 +11,7 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING
 
+from .._lazy import attach
 from .result import ChapterResult, make_params
 
 if TYPE_CHECKING:  # real imports for readers and linters; at run time the chapter modules load on first use
@@ -39,7 +40,4 @@ def findings(results) -> str:
     return "\n\n".join(f"**{titles.get(r.chapter, r.chapter)}.** {r.readings['summary']}" for r in results) + "\n"
 
 
-def __getattr__(name: str):
-    if name in CHAPTERS:
-        return chapter_module(name)
-    raise AttributeError(f"module 'perfkit.chapters' has no attribute {name!r}")
+__getattr__, __dir__ = attach(__name__, globals(), {}, tuple(CHAPTERS))

@@ -23,7 +23,7 @@ import numpy as np
 
 from ..report.claims import Claim, fmt, judge_all
 from ..report.tables import format_mean_std
-from ..model.phases import phase_wide
+from ..model.phases import _require, phase_wide
 from ..schema import CH3_MODELS, PHASES
 from .result import ChapterResult, make_params
 
@@ -46,12 +46,6 @@ class Params:
     measured_csv: str = "data/measured/pytorch-cpu/ch3_phases.csv"  # perfkit collect ch3 output; "" = published only
     measured_mode: str = "phased"  # phased (explicit all-reduce, separates t_c) or overlapped (DDP)
     n_train: int = 60000  # training images per epoch (MNIST) for epoch times and speedup
-
-
-def _require(df, columns, what):
-    missing = [c for c in columns if c not in df.columns]
-    if missing:
-        raise ValueError(f"{what}: missing column(s) {missing}; has {list(df.columns)}")
 
 
 def table3_2_display(tidy, digits: int = 4):

@@ -141,8 +141,8 @@ def analyse(**params) -> ChapterResult:
     vs_path = resolve(p.volume_study) if p.volume_study else None
     if vs_path is not None and vs_path.exists():
         vs = pd.read_csv(vs_path)
-        machine = load_provenance(vs_path).get("machine", {})
-        device = load_provenance(vs_path).get("identity", {}).get("device", "cpu")
+        prov = load_provenance(vs_path)
+        machine, device = prov.get("machine", {}), prov.get("identity", {}).get("device", "cpu")
         table_vol = volume_exponents(vs, target=p.target)
         T["ext_volume_exponents"] = table_vol
         cores = machine.get("cores_usable") or machine.get("cores")
