@@ -14,7 +14,8 @@ import statistics
 
 from pathlib import Path
 
-from ..schema import CH5_INTRINSIC, EXTRINSIC, INTRINSIC, KIND_FILES, PHASES, measured_path, steps_per_epoch
+from ..schema import (CH5_INTRINSIC, EXTRINSIC, INTRINSIC, KIND_FILES, PHASES, format_volume, measured_path,
+                      steps_per_epoch)
 from .spaces import DATASET_SHAPES, TABLE_4_1_SPACE, TABLE_5_1_SPACE, sample_configs, sample_space
 
 __all__ = ["KINDS", "CH5VOL_BASE", "DEFAULTS", "DESCRIPTIONS", "Plan", "make_plan", "default_out"]
@@ -173,10 +174,10 @@ def _ch5_rows(item, reply, base):
 
 
 def _check_volume(name, volume) -> str:
-    volume = [int(v) for v in volume]
-    if len(volume) != 3 or min(volume) < 8:
-        raise ValueError(f"{name}: expected three sizes >= 8 (depth, height, width), got {volume!r}")
-    return "x".join(map(str, volume))
+    sizes = [int(v) for v in volume]
+    if len(sizes) != 3 or min(sizes) < 8:
+        raise ValueError(f"{name}: expected three sizes >= 8 (depth, height, width), got {sizes!r}")
+    return format_volume(sizes)
 
 
 def _ch5vol_plan(o: dict, framework) -> Plan:

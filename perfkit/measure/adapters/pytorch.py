@@ -51,6 +51,7 @@ import torch.distributed as dist
 from torch.nn.parallel import DistributedDataParallel
 
 from .. import imagedata
+from ...schema import parse_volume
 from ..protocol import Adapter, serve
 from .torch_models import build_ch3_model, lenet5, make_optimizer, n_parameters
 
@@ -230,7 +231,7 @@ class TorchAdapter(Adapter):
     def volumes(self, n: int, volume: str):
         key = ("adni1", n, volume)
         if key not in self._images:
-            x, y = imagedata.synthetic_volumes(n, [int(v) for v in volume.split("x")], seed=0)
+            x, y = imagedata.synthetic_volumes(n, parse_volume(volume), seed=0)
             self._images[key] = (torch.from_numpy(x), torch.from_numpy(y))
         return self._images[key]
 
@@ -278,7 +279,7 @@ class TorchAdapter(Adapter):
             from .resattnet3d import resattnet3d
 
             vol = cfg["volume"]
-            model = resattnet3d(cfg, volume=[int(v) for v in vol.split("x")])
+            model = resattnet3d(cfg, volume=parse_volume(vol))
             data = self.volumes(int(cfg.get("n_train", 431)), vol)
             return _Trainer(self, model, torch.nn.CrossEntropyLoss(), "labels", cfg["optimizer"], cfg["learning_rate"],
                             data, cfg["batch_size"], cfg.get("mode", "phased"), seed)
