@@ -124,12 +124,12 @@ def test_signalled_collection_stops_cleanly_even_with_sigint_ignored(tmp_path, s
 
 def test_sample_log_drops_incomplete_multirow_samples(tmp_path):
     cols = ["sample_id", "sample_rows", "x"]
-    log = SampleLog(tmp_path / "s.csv", cols)
-    log.append("a", [{"x": 1}, {"x": 2}])
+    with SampleLog(tmp_path / "s.csv", cols) as log:
+        log.append("a", [{"x": 1}, {"x": 2}])
     with open(tmp_path / "s.csv", "a") as fh:
         fh.write("b,3,1\nb,3,2\n")  # a 3-row sample cut after 2 rows
-    log = SampleLog(tmp_path / "s.csv", cols)
-    assert log.done == {"a"}
+    with SampleLog(tmp_path / "s.csv", cols) as log:
+        assert log.done == {"a"}
     assert (tmp_path / "s.csv").read_text() == "sample_id,sample_rows,x\na,2,1\na,2,2\n"
     with pytest.raises(ValueError, match="columns"):
         SampleLog(tmp_path / "s.csv", ["sample_id", "sample_rows", "y"])
@@ -155,8 +155,14 @@ def test_timeouts_are_recorded_as_errors_and_collection_continues(tmp_path):
 
 
 def test_workers_that_cannot_start_give_one_clear_error(tmp_path):
-    with pytest.raises(ValueError, match="did not start"):
+    with pytest.raises(ValueError, match="--python .*no such interpreter"):
         collect("ch4", out=tmp_path / "x.csv", progress=False, samples=1, python=str(tmp_path / "no-python"), **TINY4)
+    assert not (tmp_path / "x.csv").exists(), "a bad option is refused before any file is written"
+    not_python = tmp_path / "not-python"
+    not_python.write_text("#!/bin/sh\necho 'not python' >&2; exit 1\n")
+    not_python.chmod(0o755)
+    with pytest.raises(ValueError, match="did not start"):
+        collect("ch4", out=tmp_path / "y.csv", progress=False, samples=1, python=str(not_python), **TINY4)
 
 
 def test_plans_and_step_aggregation():

@@ -45,12 +45,16 @@ import time
 from pathlib import Path
 
 from ..schema import steps_log_path
+from .._io import append_bytes
 from .plans import DESCRIPTIONS, _count_ok, make_plan, default_out
 from .provenance import command_line, machine_info, provenance_path, utc_now, write_json_atomic
-from .samplelog import SampleLog
+from .samplelog import SampleLog, parse_records
 from .workers import WorkerError, WorkerGroup
 
-__all__ = ["collect"]
+__all__ = ["collect", "check_run_options", "FAIL_FAST"]
+
+#: a run whose first this-many samples all fail stops with the first error (a wrong setting, not a bad sample)
+FAIL_FAST = 5
 
 
 def _identity(plan, framework, device, threads, data_root):
@@ -76,23 +80,86 @@ def _append_raw(path: Path, sid, reply: dict) -> None:
     a sample redone after a kill may appear twice: the last line is the one in the CSV)."""
     line = json.dumps({"sample_id": str(sid), "repeats": [r["repeats"] for r in reply["ranks"]]},
                       separators=(",", ":")) + "\n"
-    with open(path, "a") as fh:
-        fh.write(line)
-        fh.flush()
-        os.fsync(fh.fileno())
+    append_bytes(path, line.encode())
+
+
+def _same(have: str, want) -> bool:
+    if have == ("" if want is None else str(want)):
+        return True
+    try:
+        return float(have) == float(want)
+    except (TypeError, ValueError):
+        return False
+
+
+def _check_rows(plan, log: SampleLog, fixed: dict) -> None:
+    """The samples already in the CSV must be the ones this plan would measure, under the same framework,
+    device and threads: a resume with another seed, space or setting is refused even without a provenance file."""
+    by_id = {it[0]: it for it in plan.items}
+    for sid, row in log.rows.items():
+        item = by_id.get(sid)
+        if item is None:
+            raise ValueError(f"{log.path}: sample {sid!r} is not in this collection's plan; the file was collected "
+                             "with other settings (seed, samples, workers, ...). Re-run with the same settings to "
+                             "resume, or choose another --out")
+        _, g, cfg = item
+        want = dict({k: v for k, v in cfg.items() if k in row}, workers=g, **fixed)
+        for key, value in want.items():
+            if key in row and not _same(row[key], value):
+                raise ValueError(f"{log.path}: sample {sid!r} was measured with {key}={row[key]!r}, this run would "
+                                 f"measure it with {key}={value!r}; the file was collected with other settings. "
+                                 "Re-run with the same settings to resume, or choose another --out")
+
+
+def check_run_options(framework: str, threads, device: str, timeout, python=None, data_root=None) -> None:
+    """One clear error for a bad collector option, before any file is touched or worker started."""
+    from .workers import adapter_command
+
+    adapter_command(framework, python)  # unknown framework
+    if isinstance(threads, bool) or not isinstance(threads, int) or threads < 1:
+        raise ValueError(f"--threads: expected an integer >= 1, got {threads!r}")
+    if device not in ("cpu", "cuda"):
+        raise ValueError(f"--device: expected 'cpu' or 'cuda', got {device!r}")
+    try:
+        t = float(timeout)
+    except (TypeError, ValueError):
+        t = float("nan")
+    if not t > 0 or t == float("inf"):
+        raise ValueError(f"--timeout: expected seconds > 0, got {timeout!r}")
+    if python is not None and not (os.path.isfile(python) and os.access(python, os.X_OK)):
+        import shutil
+
+        if shutil.which(python) is None:
+            raise ValueError(f"--python {python!r}: no such interpreter")
+    if data_root is not None and not Path(data_root).is_dir():
+        raise ValueError(f"--data-root {str(data_root)!r}: no such folder")
 
 
 def collect(kind: str, out=None, framework: str = "pytorch", threads: int = 1, device: str = "cpu", python=None,
             data_root=None, timeout: float = 600.0, progress: bool = True, argv=None, **options) -> Path:
     """Run (or resume) one collection; returns the CSV path. See the module docstring."""
-    from tqdm.auto import tqdm
-
+    check_run_options(framework, threads, device, timeout, python, data_root)
     plan = make_plan(kind, framework, **options)
     out = Path(out) if out else default_out(kind, framework, device)
-    log = SampleLog(out, plan.columns)
+    with SampleLog(out, plan.columns) as log:
+        for msg in log.repairs:
+            print(f"perfkit: repaired {msg}", file=sys.stderr)
+        _check_rows(plan, log, {"framework": framework, "device": device, "threads": int(threads)})
+        _run(plan, log, out, kind, framework, threads, device, python, data_root, timeout, progress, argv)
+        records = parse_records(out.read_bytes())
+        bad = [r for r in records if r.problem]
+        if bad:  # cannot happen with the lock and the repair; never report success on a damaged file
+            raise ValueError(f"{out}: the file no longer parses as CSV after this run ({bad[0].problem}); "
+                             "the next `perfkit collect` on it repairs it")
+    return out
+
+
+def _run(plan, log, out, kind, framework, threads, device, python, data_root, timeout, progress, argv) -> None:
+    from tqdm.auto import tqdm
+
     ppath = provenance_path(out)
     ident = _identity(plan, framework, device, int(threads), data_root)
-    prov = json.loads(ppath.read_text()) if ppath.exists() and log.done else None
+    prov = _read_provenance(ppath) if log.done else None
     if prov is not None:
         key, have, want = _first_difference(prov.get("identity", {}), ident)
         if key is not None:
@@ -101,16 +168,21 @@ def collect(kind: str, out=None, framework: str = "pytorch", threads: int = 1, d
     else:
         prov = {"dataset": out.name, "kind": kind, "description": DESCRIPTIONS[kind], "identity": ident, "columns": plan.columns, "machine": machine_info(), "adapters": {},
                 "sampler": plan.sampler.to_dict() if plan.sampler else None, "sessions": []}
+        if log.done:
+            prov["note"] = (f"provenance started on resuming: {len(log.done)} samples were already in the file "
+                            "without one (their rows match this plan)")
     session = {"started_utc": utc_now(), "command": command_line(argv), "cwd": os.getcwd(),
                "worker_python": python or sys.executable,
                "git_commit": machine_info(libraries=())["git_commit"], "samples_before": len(log.done),
                "requested": len(plan.items) if plan.target is None else plan.target}
+    if log.repairs:
+        session["repairs"] = list(log.repairs)
     prov["sessions"].append(session)
     write_json_atomic(ppath, prov)
     raw_path = steps_log_path(out)
     todo = [it for it in plan.items if it[0] not in log.done]
     groups: dict[int, WorkerGroup] = {}
-    failures = 0
+    failures, first_error = 0, None
     if plan.target is None:
         total, initial = len(plan.items), len(plan.items) - len(todo)
     else:  # epoch checks: progress counts successful checks
@@ -128,7 +200,7 @@ def collect(kind: str, out=None, framework: str = "pytorch", threads: int = 1, d
                     hello = grp.start()
                 except WorkerError as exc:
                     raise ValueError(f"framework: {g} {framework} worker(s) did not start "
-                                     f"({' '.join(grp.cmd)}):\n{exc}") from None
+                                     f"({' '.join(grp.cmd)}): {exc}") from None
                 groups[g] = grp
                 prov["adapters"][str(g)] = {k: v for k, v in hello.items() if k not in ("op", "ranks")}
             base = {"framework": framework, "device": device, "threads": int(threads), "mode": cfg.get("mode"),
@@ -141,13 +213,19 @@ def collect(kind: str, out=None, framework: str = "pytorch", threads: int = 1, d
                 groups.pop(g, None)
             base["duration_s"] = round(time.monotonic() - t0, 3)
             rows = plan.to_rows(item, reply, base)
-            failures += rows[0]["status"] == "error"
+            failed = rows[0]["status"] == "error"
+            failures += failed
+            first_error = first_error or (rows[0]["error"] if failed else None)
             if plan.task != "phases" and reply.get("ok"):
                 _append_raw(raw_path, sid, reply)
             log.append(sid, rows)
             if plan.target is None or rows[0]["status"] == "ok":
                 bar.update(1)
             bar.set_postfix(failed=failures, refresh=False)
+            if failures == n + 1 == FAIL_FAST:
+                raise ValueError(f"the first {FAIL_FAST} samples of this run all failed (the first with: "
+                                 f"{' '.join(str(first_error).split())[:400]}); check the settings (--timeout, "
+                                 f"--device, --python). The error rows are saved in {out}")
             if n % 25 == 24:
                 session.update(samples_after=len(log.done), updated_utc=utc_now())
                 write_json_atomic(ppath, prov)
@@ -160,4 +238,16 @@ def collect(kind: str, out=None, framework: str = "pytorch", threads: int = 1, d
             grp.stop()
         session.update(finished_utc=utc_now(), samples_after=len(log.done), failures_this_session=failures)
         write_json_atomic(ppath, prov)
-    return out
+
+
+def _read_provenance(path: Path):
+    """The provenance JSON beside a CSV, or None if there is none; a damaged one is one clear error."""
+    if not path.exists():
+        return None
+    try:
+        doc = json.loads(path.read_text())
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise ValueError(f"{path}: not readable JSON ({exc}); restore it from git or move it away") from None
+    if not isinstance(doc, dict) or not isinstance(doc.get("sessions"), list):
+        raise ValueError(f"{path}: not a perfkit provenance file (no 'sessions' list)")
+    return doc

@@ -9,6 +9,7 @@ described in :mod:`perfkit.measure.collect`.
 from __future__ import annotations
 
 import itertools
+import math
 import random
 import statistics
 
@@ -69,9 +70,18 @@ def _aggregate_steps(ranks: list[dict]) -> dict:
 
 
 def _parse_list(name, values, cast, allowed=None):
-    out = [cast(v) for v in values]
+    if isinstance(values, (str, bytes)) or not hasattr(values, "__iter__"):
+        raise ValueError(f"{name}: expected a list, got {values!r}")
+    try:
+        out = [cast(v) for v in values]
+    except (TypeError, ValueError):
+        raise ValueError(f"{name}: expected a list of {cast.__name__} values, got {values!r}") from None
     if not out:
         raise ValueError(f"{name}: give at least one value")
+    if cast is int:
+        bad = [raw for v, raw in zip(out, values) if v < 1 or isinstance(raw, bool) or raw != v]
+        if bad:
+            raise ValueError(f"{name}: expected integers >= 1, got {bad[0]!r}")
     if allowed is not None:
         bad = [v for v in out if v not in allowed]
         if bad:
@@ -272,6 +282,28 @@ DEFAULTS = {
 }
 
 
+def _integer(lowest):
+    def check(key, value):
+        if isinstance(value, bool) or not isinstance(value, int) or value < lowest:
+            raise ValueError(f"{key}: expected an integer >= {lowest}, got {value!r}")
+    return check
+
+
+def _seconds(lowest, strict):
+    def check(key, value):
+        ok = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+        if not ok or value < lowest or (strict and value == lowest):
+            raise ValueError(f"{key}: expected seconds {'>' if strict else '>='} {lowest:g}, "
+                             f"got {value!r}")
+    return check
+
+
+#: value checks of the options (lists are checked where they are parsed, by ``_parse_list``)
+_CHECKS = {"samples": _integer(1), "rounds": _integer(1), "iterations": _integer(1), "repeats": _integer(1),
+           "steps": _integer(1), "batch_size": _integer(1), "n_train": _integer(1), "warmup": _integer(0),
+           "seed": _integer(0), "min_run_seconds": _seconds(0, False), "max_epoch_seconds": _seconds(0, True)}
+
+
 def make_plan(kind: str, framework: str = "pytorch", **options) -> Plan:
     """The plan for ``kind`` with ``options`` over :data:`DEFAULTS` (unknown options are an error)."""
     if kind not in KINDS:
@@ -282,11 +314,9 @@ def make_plan(kind: str, framework: str = "pytorch", **options) -> Plan:
             raise ValueError(f"{key}: not an option of `collect {kind}` (options: {', '.join(sorted(o))})")
         if value is not None:
             o[key] = value
-    if o.get("min_run_seconds", 0) < 0:
-        raise ValueError(f"min_run_seconds: expected >= 0, got {o['min_run_seconds']!r}")
-    for key in ("samples", "rounds", "iterations", "repeats", "steps", "batch_size"):
-        if key in o and (not isinstance(o[key], int) or o[key] < 1):
-            raise ValueError(f"{key}: expected a positive integer, got {o[key]!r}")
+    for key, value in o.items():
+        if key in _CHECKS:
+            _CHECKS[key](key, value)
     if o.get("mode", "overlapped") not in ("phased", "overlapped"):
         raise ValueError(f"mode: expected 'phased' or 'overlapped', got {o['mode']!r}")
     return {"ch3": _ch3_plan, "ch4": _ch4_plan, "noise": _noise_plan, "epoch": _epoch_plan,

@@ -33,9 +33,17 @@ import os
 import sys
 import traceback
 
-__all__ = ["Adapter", "serve", "PROTOCOL_VERSION"]
+__all__ = ["Adapter", "serve", "PROTOCOL_VERSION", "SETUP_ERROR", "setup_failed"]
 
 PROTOCOL_VERSION = 1
+#: prefix of the one stderr line an adapter writes when it cannot start (the collector shows that line only)
+SETUP_ERROR = "perfkit-adapter-error: "
+
+
+def setup_failed(exc: BaseException) -> None:
+    """Report why this worker cannot start (one line on stderr) and exit with status 3, without a traceback."""
+    print(SETUP_ERROR + " ".join(str(exc).split()), file=sys.stderr, flush=True)
+    os._exit(3)
 
 
 class Adapter:

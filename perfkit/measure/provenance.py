@@ -106,7 +106,7 @@ def machine_info(libraries=("numpy", "scipy", "pandas", "sklearn", "joblib", "to
 
 
 def write_json_atomic(path, obj) -> None:
-    path = Path(path)
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps(obj, indent=2, sort_keys=False, default=str) + "\n")
-    os.replace(tmp, path)
+    """Replace ``path`` with ``obj`` as JSON (a private temporary file and an atomic rename: see :mod:`perfkit._io`)."""
+    from .._io import atomic_write
+
+    atomic_write(path, json.dumps(obj, indent=2, sort_keys=False, default=str) + "\n")

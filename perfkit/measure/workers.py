@@ -20,6 +20,7 @@ import time
 from pathlib import Path
 
 from .adapters import ADAPTERS
+from .protocol import SETUP_ERROR
 
 __all__ = ["adapter_command", "WorkerGroup", "WorkerError"]
 
@@ -141,7 +142,25 @@ class WorkerGroup:
             if dead:
                 self._fail(f"worker rank {dead[0]} exited with code {self.procs[dead[0]].returncode}")
 
+    def _setup_errors(self) -> list[str]:
+        """The distinct one-line reasons the adapters gave for not starting (:func:`~.protocol.setup_failed`)."""
+        found = []
+        for log in self._logs:
+            try:
+                log.seek(0)
+                lines = log.read().decode(errors="replace").splitlines()
+            except (OSError, ValueError):
+                continue
+            for line in lines:
+                if line.startswith(SETUP_ERROR) and line[len(SETUP_ERROR):] not in found:
+                    found.append(line[len(SETUP_ERROR):])
+        return found
+
     def _fail(self, why: str):
+        reasons = self._setup_errors()
+        if reasons:  # the adapter said why in one line: that is the whole story
+            self.stop(kill=True)
+            raise WorkerError("; ".join(reasons))
         tail = self._stderr_tail()
         self.stop(kill=True)
         raise WorkerError(why + (f"\n{tail}" if tail else ""))

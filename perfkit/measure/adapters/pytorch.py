@@ -52,7 +52,7 @@ from torch.nn.parallel import DistributedDataParallel
 
 from .. import imagedata
 from ...schema import parse_volume
-from ..protocol import Adapter, serve
+from ..protocol import Adapter, serve, setup_failed
 from .torch_models import build_ch3_model, lenet5, make_optimizer, n_parameters
 
 __all__ = ["TorchAdapter", "main"]
@@ -347,7 +347,12 @@ def main(argv=None) -> None:
     ap.add_argument("--requests", default=None, help="JSON-lines requests (rank 0; default stdin)")
     ap.add_argument("--results", default=None, help="JSON-lines results (rank 0; default stdout)")
     args = ap.parse_args(argv)
-    adapter = TorchAdapter(threads=args.threads, device=args.device, data_root=args.data_root)
+    if args.threads < 1:
+        setup_failed(ValueError(f"--threads: expected an integer >= 1, got {args.threads}"))
+    try:
+        adapter = TorchAdapter(threads=args.threads, device=args.device, data_root=args.data_root)
+    except (RuntimeError, ValueError, OSError) as exc:
+        setup_failed(exc)
     req = open(args.requests) if args.requests and adapter.rank == 0 else None
     res = open(args.results, "a", buffering=1) if args.results and adapter.rank == 0 else None
     serve(adapter, requests=req, results=res)
