@@ -1,4 +1,5 @@
 """The measurement harness: real PyTorch workers over gloo, the line protocol, resumable collection."""
+import csv
 import json
 import os
 import shutil
@@ -216,3 +217,37 @@ def test_worker_runs_under_torchrun(tmp_path):
     assert hello["world_size"] == 2 and hello["backend"] == "gloo"
     assert run["ok"] and [len(r["iterations"]) for r in run["ranks"]] == [3, 3]
     assert all(it["t_c"] > 0 for r in run["ranks"] for it in r["iterations"])
+
+
+def test_two_collectors_then_random_kills_leave_every_sample_exactly_once(tmp_path):
+    """A second collector on the same file stops at once naming the first; SIGKILLs at random moments and
+    resumes end with every sample exactly once in a file that parses."""
+    import random
+
+    out = tmp_path / "ch4.csv"
+    cmd = [sys.executable, "-m", "perfkit.cli", "collect", "ch4", "--out", str(out), "--samples", "12",
+           "--workers", "1", "--batch-sizes", "8", "--datasets", "mnist", "--warmup", "1", "--steps", "2",
+           "--min-run-seconds", "0", "--no-progress"]
+    first = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.time() + 120
+    while time.time() < deadline and not (out.exists() and out.read_text().count("\n") >= 2):
+        time.sleep(0.05)
+    second = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
+    assert second.returncode == 2, second.stderr
+    assert f"PID {first.pid}" in second.stderr and "another collector" in second.stderr
+    assert "Traceback" not in second.stderr and len(second.stderr.strip().splitlines()) == 1
+    rng = random.Random(2026)
+    proc = first
+    for _ in range(3):
+        time.sleep(rng.uniform(0.2, 4.0))
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+        proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    _, err = proc.communicate(timeout=300)
+    assert proc.returncode == 0, err
+    with open(out, newline="") as fh:
+        records = list(csv.reader(fh, strict=True))
+    ids = [r[0] for r in records[1:]]
+    assert sorted(ids, key=int) == [str(i) for i in range(12)], "every sample exactly once"
+    df = pd.read_csv(out)
+    assert (df.status == "ok").all()

@@ -199,7 +199,7 @@ def _run(plan, log, out, kind, framework, threads, device, python, data_root, ti
                 try:
                     hello = grp.start()
                 except WorkerError as exc:
-                    raise ValueError(f"framework: {g} {framework} worker(s) did not start "
+                    raise ValueError(f"{g} {framework} worker(s) did not start "
                                      f"({' '.join(grp.cmd)}): {exc}") from None
                 groups[g] = grp
                 prov["adapters"][str(g)] = {k: v for k, v in hello.items() if k not in ("op", "ranks")}

@@ -128,6 +128,7 @@ class SampleLog:
             raise ValueError(f"--out {str(self.path)!r} is a folder; give a CSV file name")
         if self.path.is_symlink():
             raise ValueError(f"--out {str(self.path)!r} is a symbolic link; perfkit does not write through links")
+        self._check_header_before_locking()
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._lock()
         try:
@@ -138,6 +139,28 @@ class SampleLog:
         except BaseException:
             self.close()
             raise
+
+    def _check_header_before_locking(self) -> None:
+        """Refuse a file that is not this kind of sample log without touching it (no lock file beside it)."""
+        if not (self.path.exists() and self.path.stat().st_size):
+            return
+        with open(self.path, "rb") as fh:
+            first = fh.readline(1 << 16)
+        if not first.endswith(b"\n"):
+            return  # a torn header: the repair decides
+        try:
+            header = next(csv.reader([first.decode()]))
+        except (UnicodeDecodeError, csv.Error, StopIteration):
+            header = []
+        if header[:2] != ["sample_id", "sample_rows"]:
+            raise ValueError(f"{self.path} is not a perfkit sample log (its first line is "
+                             f"{first[:60].decode(errors='replace').strip()!r}); choose another --out")
+        if header != self.columns:
+            extra = [c for c in header if c not in self.columns]
+            missing = [c for c in self.columns if c not in header]
+            what = (f"it has {extra} and lacks {missing}" if extra or missing else "its columns are in another order")
+            raise ValueError(f"{self.path}: its columns differ from this collection's ({what}); it was collected "
+                             "with other settings (kind, --repeats). Use the same settings or another --out")
 
     # ------------------------------------------------------------------ lock
     def _lock(self) -> None:
