@@ -9,6 +9,7 @@ import json
 
 import numpy as np
 
+from .._io import read_csv
 from ..schema import CH3_COLUMNS, MODEL_NAMES, ROLES, provenance_path
 
 __all__ = ["load_phases", "load_steps", "load_provenance", "thesis_split"]
@@ -22,7 +23,7 @@ def load_phases(path, framework_label: str | None = None, mode: str | None = "ph
     """
     import pandas as pd
 
-    df = pd.read_csv(path)
+    df = read_csv(path, "measured file")
     missing = [c for c in CH3_COLUMNS if c not in df.columns]
     if missing:
         raise ValueError(f"{path}: column {missing[0]!r} missing (a Chapter 3 file needs {list(CH3_COLUMNS)})")
@@ -56,7 +57,7 @@ def load_steps(path, target: str = "epoch_time", roles: dict | str = "ch4"):
         if roles not in ROLES:
             raise ValueError(f"roles: expected one of {sorted(ROLES)} or a dict of column lists, got {roles!r}")
         roles = ROLES[roles]
-    df = pd.read_csv(path)
+    df = read_csv(path, "measured file")
     cols = [c for role in roles.values() for c in role] + [target, "status"]
     missing = [c for c in cols if c not in df.columns]
     if missing:
