@@ -194,3 +194,11 @@ def test_append_refuses_a_sample_twice_and_a_closed_log(tmp_path):
     with pytest.raises(ValueError, match="closed"):
         log.append("1", rows_ok(1.0))
     assert len(parsed(tmp_path / "a.csv")) == 2
+
+
+def test_a_log_whose_ids_are_not_the_first_columns_reopens(tmp_path):
+    cols = ["config_id", "round", "sample_id", "sample_rows", "x"]  # the layout of a noise-floor file
+    with SampleLog(tmp_path / "n.csv", cols) as log:
+        log.append("r0-c1", [{"config_id": 1, "round": 0, "x": 2.0}])
+    with SampleLog(tmp_path / "n.csv", cols) as log:
+        assert log.done == {"r0-c1"} and log.rows["r0-c1"]["config_id"] == "1"

@@ -152,7 +152,7 @@ class SampleLog:
             header = next(csv.reader([first.decode()]))
         except (UnicodeDecodeError, csv.Error, StopIteration):
             header = []
-        if header[:2] != ["sample_id", "sample_rows"]:
+        if "sample_id" not in header or "sample_rows" not in header:
             raise ValueError(f"{self.path} is not a perfkit sample log (its first line is "
                              f"{first[:60].decode(errors='replace').strip()!r}); choose another --out")
         if header != self.columns:
