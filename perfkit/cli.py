@@ -156,8 +156,12 @@ def main(argv: list[str] | None = None) -> int:
             _cmd_predict(args)
         elif args.command == "collect":
             _cmd_collect(args, argv)
-    except (ValueError, FileNotFoundError) as exc:
+    except ValueError as exc:
         print(f"perfkit: error: {exc}", file=sys.stderr)
+        return 2
+    except OSError as exc:  # includes FileNotFoundError; permission and other I/O errors: one line, no traceback
+        msg = f"{exc.filename}: {exc.strerror}" if exc.filename is not None and exc.strerror else str(exc)
+        print(f"perfkit: error: {msg}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         if args.command != "collect":
@@ -168,40 +172,129 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-def _read_csv(path):
-    import pandas as pd
+def _read_csv(path, what: str = "CSV"):
+    """A user's CSV via :func:`perfkit._io.read_csv`: one clear error for a missing, folder, empty, binary or
+    non-CSV file, or duplicate column names."""
+    from ._io import read_csv
 
-    try:
-        return pd.read_csv(path)
-    except FileNotFoundError:
-        raise FileNotFoundError(f"no such file: {path}") from None
-    except pd.errors.ParserError as exc:
-        raise ValueError(f"{path}: not a readable CSV ({exc})") from None
+    return read_csv(path, what)
+
+
+def _test_size(value: float, n_rows: int | None = None) -> int | None:
+    """``--test-size`` as a number of held-out rows (None when ``n_rows`` is not given: only the form is checked).
+
+    A value strictly between 0 and 1 is a share of the rows (rounded up, as
+    scikit-learn does); a whole number >= 1 is a row count. Anything else
+    (0, negatives, 1.5, NaN) is an error, and so is a split that leaves no
+    row to fit or none to test.
+    """
+    import math
+
+    if not math.isfinite(value) or value <= 0 or (value >= 1 and value != int(value)):
+        raise ValueError(f"--test-size: expected a share strictly between 0 and 1 or a whole number of rows >= 1, "
+                         f"got {value:g}")
+    if n_rows is None:
+        return None
+    if n_rows < 2:
+        raise ValueError(f"--test-size {value:g}: the data has {n_rows} row; fitting and testing need at least 2")
+    n_test = math.ceil(value * n_rows) if value < 1 else int(value)
+    if not 1 <= n_test <= n_rows - 1:
+        raise ValueError(f"--test-size {value:g}: holding out {n_test} of the {n_rows} rows leaves nothing to fit; "
+                         f"give a share in (0, 1) or 1 to {n_rows - 1} rows")
+    return n_test
+
+
+def _duration(seconds: float) -> str:
+    if seconds < 10:
+        return f"{max(seconds, 0.0):.1f} s"
+    seconds = int(round(seconds))
+    if seconds < 60:
+        return f"{seconds} s"
+    if seconds < 3600:
+        return f"{seconds // 60} min {seconds % 60} s"
+    return f"{seconds // 3600} h {seconds % 3600 // 60} min"
+
+
+def _print_warnings(caught) -> None:
+    seen = set()
+    for w in caught:
+        msg = str(w.message)
+        if msg not in seen:
+            seen.add(msg)
+            print(f"perfkit: warning: {msg}", file=sys.stderr, flush=True)
 
 
 def _cmd_fit(args) -> None:
+    """``perfkit fit``: every flag, the output path and the data are checked before the first fit starts.
+
+    ``--seeds`` >= 1; ``--jobs`` a non-zero integer (-1: all cores); ``--lam``
+    a finite number >= 0 (> 0 needs ``--penalty``); ``--test-size`` a share in
+    (0, 1) or a whole number of rows (see :func:`_test_size`); ``--out`` not a
+    folder nor the input CSV; the target a numeric column of times > 0. The first
+    seed is timed and the time left is printed on stderr, then a progress bar
+    (stderr) follows the other seeds.
+    """
+    import math
+    import time
+    import warnings
+
     import pandas as pd
 
+    from ._io import check_output
     from .model.baselines import compare_models, make_baseline, train_test_split_frame
-    from .model.validation import column_list, missing_column_error
-    from .model.fitting import fit_repeated
-    from .model.generic import GenericPerformanceModel
+    from .model.fitting import RepeatedFit, fit_repeated
+    from .model.generic import ConstantColumnWarning, GenericPerformanceModel
+    from .model.validation import column_list, missing_column_error, validate_frame, validate_target
 
-    df = _read_csv(args.csv)
+    if args.seeds < 1:
+        raise ValueError(f"--seeds: expected an integer >= 1, got {args.seeds}")
+    if args.jobs == 0:
+        raise ValueError("--jobs: expected a non-zero integer (1 = one at a time, -1 = all cores), got 0")
+    if not math.isfinite(args.lam) or args.lam < 0:
+        raise ValueError(f"--lam: expected a finite number >= 0, got {args.lam:g}")
+    penalty = None if args.penalty == "none" else args.penalty
+    if penalty is None and args.lam > 0:
+        raise ValueError(f"--lam {args.lam:g} needs --penalty l1 or l2")
+    _test_size(args.test_size)  # its form; its size is checked against the rows below
+    check_output(args.out, "--out", inputs=[args.csv])
+    df = _read_csv(args.csv, "data CSV")
     if args.target not in df.columns:
         raise missing_column_error(df, args.target, "target")
     roles = dict(numeric=column_list("numeric", args.numeric), categorical=column_list("categorical", args.categorical),
                  extrinsic=column_list("extrinsic", args.extrinsic))
-    if args.seeds < 1:
-        raise ValueError(f"--seeds: expected >= 1, got {args.seeds}")
-    test_size = int(args.test_size) if args.test_size >= 1 else args.test_size
-    X, y = df.drop(columns=[args.target]), df[args.target]
-    X_tr, X_te, y_tr, y_te = train_test_split_frame(X, y, test_size=test_size, random_state=0)
-    penalty = None if args.penalty == "none" else args.penalty
+    for role, cols in roles.items():
+        if args.target in cols:
+            raise ValueError(f"column {args.target!r} is the --target and cannot also be --{role}")
     model = GenericPerformanceModel(**roles, penalty=penalty, lam=args.lam, method=args.method, coding=args.coding)
+    model._settings()  # the column roles, before any work
+    X = df.drop(columns=[args.target])
+    validate_frame(X, **roles)
+    y = pd.Series(validate_target(df[args.target], X, name=f"target column {args.target!r}", positive=True),
+                  index=df.index, name=args.target)
+    n_test = _test_size(args.test_size, len(df))
+    X_tr, X_te, y_tr, y_te = train_test_split_frame(X, y, test_size=n_test, random_state=0)
     print(f"fitting the generic model on {len(X_tr)} rows ({args.seeds} seeds, {args.method} engine); "
           f"{len(X_te)} rows held out", flush=True)
-    rep = fit_repeated(model, X_tr, y_tr, seeds=args.seeds, n_jobs=args.jobs)
+    start = time.perf_counter()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        first = fit_repeated(model, X_tr, y_tr, seeds=[0], n_jobs=1, progress=False)
+    _print_warnings(caught)
+    took = time.perf_counter() - start
+    models, seeds = list(first.models), [0]
+    if args.seeds > 1:
+        from joblib import effective_n_jobs
+
+        rest = args.seeds - 1
+        workers = max(1, min(rest, effective_n_jobs(args.jobs)))
+        print(f"seed 1/{args.seeds} took {_duration(took)}; about {_duration(took * math.ceil(rest / workers))} "
+              f"left ({rest} more, {workers} at a time)", file=sys.stderr, flush=True)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ConstantColumnWarning)  # already reported for seed 1
+            more = fit_repeated(model, X_tr, y_tr, seeds=range(1, args.seeds), n_jobs=args.jobs, desc="seeds")
+        models += more.models
+        seeds += more.seeds
+    rep = RepeatedFit(models=models, seeds=seeds)
     best = rep.best
     with pd.option_context("display.width", 160, "display.max_rows", 200, "display.float_format", "{:.4g}".format):
         print("\nparameters (best seed):")
@@ -215,7 +308,7 @@ def _cmd_fit(args) -> None:
                                X_tr, y_tr, X_te, y_te, prefitted={"generic model"})
         print("\nheld-out errors:")
         print(table[["MAPE", "R2", "MAE", "RMSE"]].to_string())
-    best.to_json(args.out)
+    best.to_json(args.out)  # atomic: a crash never leaves half a model
     print(f"\nsaved {args.out}")
 
 
@@ -272,13 +365,17 @@ def _cmd_collect(args, argv) -> None:
 
 
 def _cmd_predict(args) -> None:
+    """``perfkit predict``: ``--out`` may not be a folder, the model or the configurations; written atomically."""
+    from ._io import atomic_write, check_output
     from .model.generic import GenericPerformanceModel
 
+    if args.out:
+        check_output(args.out, "--out", inputs=[args.model, args.csv])
     model = GenericPerformanceModel.from_json(args.model)
-    df = _read_csv(args.csv)
+    df = _read_csv(args.csv, "configurations CSV")
     out = df.assign(predicted=model.predict(df))
     if args.out:
-        out.to_csv(args.out, index=False)
+        atomic_write(args.out, out.to_csv(index=False))
         print(f"wrote {len(out)} predictions to {args.out}")
     else:
         print(out.to_csv(index=False), end="")

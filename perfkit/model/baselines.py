@@ -51,7 +51,9 @@ class FrameValidator(TransformerMixin, BaseEstimator):
     numeric, categorical, extrinsic : tuple of str
         Column roles, as in :func:`perfkit.dataset.validate_frame`.
     positive_target : bool, default False
-        Also require every training target to be > 0 (for a model of ``log y``).
+        The targets are measured times: require every training target to be
+        > 0 (and at most 1e100 s, see :func:`~perfkit.model.validation.validate_target`).
+        :func:`make_baseline` always sets it.
 
     Attributes
     ----------
@@ -76,13 +78,7 @@ class FrameValidator(TransformerMixin, BaseEstimator):
         num, cat, ext = self._roles()
         validate_frame(X, num, cat, ext)
         if y is not None:
-            values = validate_target(y, X)
-            nonpos = values <= 0
-            if self.positive_target and nonpos.any():
-                pos = int(np.flatnonzero(nonpos)[0])
-                row = X.index[pos]
-                row = row.item() if isinstance(row, np.generic) else row
-                raise ValueError(f"y: value {values[pos]:g} in row {row!r} must be > 0 (the model fits log(y))")
+            validate_target(y, X, positive=bool(self.positive_target))
         self.categories_ = {c: list(dict.fromkeys(X[c])) for c in cat}
         return self
 
@@ -189,8 +185,8 @@ def make_baseline(
     ValueError
         Unknown ``kind``, unknown regressor parameter, bad ``log_target``, no
         columns, or a column given in two roles. At ``fit``/``predict``: the
-        checks of :func:`perfkit.dataset.validate_frame`, unseen categories and,
-        with ``log_target``, times <= 0.
+        checks of :func:`perfkit.dataset.validate_frame`, unseen categories and
+        times <= 0 (the baselines model measured times, which are positive).
 
     Examples
     --------
@@ -236,7 +232,7 @@ def make_baseline(
         reg = TransformedTargetRegressor(regressor=reg, transformer=target)
     elif log_target:
         reg = TransformedTargetRegressor(regressor=reg, transformer=log)
-    check = FrameValidator(tuple(num), tuple(cat), tuple(ext), positive_target=bool(log_target))
+    check = FrameValidator(tuple(num), tuple(cat), tuple(ext), positive_target=True)
     return Pipeline([("check", check), ("features", features), ("model", reg)])
 
 

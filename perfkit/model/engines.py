@@ -139,6 +139,22 @@ def solve_linear(Phi, y, lin_bounds, penalty, lam, lin0=None, n_iter=6):
     return b
 
 
+def _engine_args(maxiter, popsize, tol, irls_iter=1, search_rows=None):
+    """Check the engine settings: one clear ``ValueError`` naming the bad one (no silent fallback to a default).
+
+    ``maxiter`` and ``popsize`` are None (the engine's default) or integers >= 1;
+    ``tol`` a finite number > 0; ``irls_iter`` an integer >= 1; ``search_rows``
+    None (all rows) or an integer >= 1.
+    """
+    from .validation import check_int, check_number
+
+    check_int("maxiter", maxiter, allow_none=True)
+    check_int("popsize", popsize, allow_none=True)
+    check_number("tol", tol, positive=True)
+    check_int("irls_iter", irls_iter)
+    check_int("search_rows", search_rows, allow_none=True)
+
+
 def _recorder(history: list):
     """A differential-evolution callback that appends the best cost of each generation to ``history``."""
 
@@ -152,6 +168,7 @@ def fit_thesis(problem: Problem, rng, *, maxiter=None, popsize=None, tol=0.01, *
     """The thesis's engine: scipy's differential evolution (default settings) over every parameter."""
     from scipy.optimize import differential_evolution
 
+    _engine_args(maxiter, popsize, tol)
     pb = problem
     K, n_p = pb.n_linear, pb.n_p
     lo, hi = pb.lin_bounds
@@ -164,7 +181,8 @@ def fit_thesis(problem: Problem, rng, *, maxiter=None, popsize=None, tol=0.01, *
         return float(objective(lin, pw, Phi, pb.y, pb.penalty, pb.lam)[0])
 
     res = differential_evolution(cost, all_bounds, seed=rng, callback=_recorder(history),
-                                 maxiter=maxiter or 1000, popsize=popsize or 15, tol=tol)
+                                 maxiter=1000 if maxiter is None else int(maxiter),
+                                 popsize=15 if popsize is None else int(popsize), tol=tol)
     return EngineResult(res.x[:K], res.x[K:], res.nit, history)
 
 
@@ -205,6 +223,7 @@ def fit_varpro(problem: Problem, rng, *, maxiter=None, popsize=None, tol=0.01, i
     """
     from scipy.optimize import differential_evolution
 
+    _engine_args(maxiter, popsize, tol, irls_iter, search_rows)
     n_rows = len(problem.y)
     if search_rows is not None and n_rows > int(search_rows):
         search = problem.rows(np.sort(rng.choice(n_rows, size=int(search_rows), replace=False)))
@@ -229,8 +248,9 @@ def fit_varpro(problem: Problem, rng, *, maxiter=None, popsize=None, tol=0.01, i
 
         res = differential_evolution(cost, problem.pow_bounds, seed=rng,
                                      callback=_recorder(history), vectorized=True,
-                                     updating="deferred", polish=False, maxiter=maxiter or 300,
-                                     popsize=popsize or 10, tol=tol)
+                                     updating="deferred", polish=False,
+                                     maxiter=300 if maxiter is None else int(maxiter),
+                                     popsize=10 if popsize is None else int(popsize), tol=tol)
         res_x, n_iter = res.x, res.nit
     powers = _polish(search, res_x, irls_iter)
     lin = _linear_for(problem, powers, irls_iter)

@@ -16,6 +16,46 @@ __all__ = ["RepeatedFit", "fit_repeated", "regularisation_sweep", "choose_lambda
 DEFAULT_LAMBDAS = tuple(10.0 ** k for k in range(-6, 1))
 
 
+def _check_n_jobs(n_jobs):
+    """joblib's ``n_jobs``: None, or a non-zero integer (-1: all cores, -2: all but one, ...)."""
+    if n_jobs is None:
+        return None
+    if isinstance(n_jobs, (bool, np.bool_)) or not isinstance(n_jobs, (int, np.integer)) or n_jobs == 0:
+        raise ValueError(f"n_jobs: expected a non-zero integer (1 = serial, -1 = all cores), got {n_jobs!r}")
+    return int(n_jobs)
+
+
+def _check_seeds(seeds, name: str = "seeds") -> list[int]:
+    """A count n >= 1 (seeds 0..n-1) or a non-empty sequence of integer seeds >= 0, as a list."""
+    if isinstance(seeds, (int, np.integer)) and not isinstance(seeds, (bool, np.bool_)):
+        if seeds < 1:
+            raise ValueError(f"{name}: expected a number of seeds >= 1 or a list of seeds, got {seeds!r}")
+        return list(range(int(seeds)))
+    try:
+        out = list(seeds)
+    except TypeError:
+        raise ValueError(f"{name}: expected a number of seeds >= 1 or a list of seeds, got {seeds!r}") from None
+    if not out:
+        raise ValueError(f"{name}: need at least one seed")
+    for s in out:
+        if isinstance(s, (bool, np.bool_)) or not isinstance(s, (int, np.integer)) or s < 0:
+            raise ValueError(f"{name}: every seed must be an integer >= 0, got {s!r}")
+    return [int(s) for s in out]
+
+
+def _check_lams(lams) -> list[float]:
+    """A non-empty grid of finite λ >= 0."""
+    from .validation import check_number
+
+    try:
+        grid = list(lams)
+    except TypeError:
+        raise ValueError(f"lams: expected a list of λ values >= 0, got {lams!r}") from None
+    if not grid:
+        raise ValueError("lams: the λ grid is empty; give at least one value >= 0")
+    return [check_number(f"lams[{i}]", v) for i, v in enumerate(grid)]
+
+
 def _parallel(n_jobs, backend, tasks, total, desc, progress):
     from joblib import Parallel, parallel_config
     from tqdm.auto import tqdm
@@ -105,9 +145,9 @@ def fit_repeated(estimator, X, y, seeds=10, n_jobs=1, backend=None, progress=Tru
     X, y : DataFrame, array_like
         Training data.
     seeds : int or sequence of int, default 10
-        Number of seeds (0..n-1) or explicit seeds.
+        Number of seeds (0..n-1, n >= 1) or explicit seeds (integers >= 0).
     n_jobs : int, default 1
-        joblib workers (-1: all cores).
+        joblib workers, a non-zero integer (-1: all cores).
     backend : str, optional
         joblib backend ("loky", "threading", "dask", "ray", ...).
     progress : bool, default True
@@ -115,9 +155,8 @@ def fit_repeated(estimator, X, y, seeds=10, n_jobs=1, backend=None, progress=Tru
     desc : str, default "fits"
         Label of the progress bar.
     """
-    seeds = list(range(seeds)) if isinstance(seeds, (int, np.integer)) else [int(s) for s in seeds]
-    if not seeds:
-        raise ValueError("seeds: need at least one seed")
+    seeds = _check_seeds(seeds)
+    n_jobs = _check_n_jobs(n_jobs)
     from joblib import delayed
 
     tasks = (delayed(_fit_one)(estimator, X, y, random_state=s) for s in seeds)
@@ -151,9 +190,9 @@ def regularisation_sweep(estimator, X_train, y_train, X_test, y_test, penalties=
         Fit and held-out data.
     penalties : sequence of {"l1", "l2"}
     lams : sequence of float
-        λ grid (log-spaced by default, 1e-6 … 1).
+        λ grid (log-spaced by default, 1e-6 … 1); non-empty, finite values >= 0.
     seeds : sequence of int
-        Seeds per (penalty, λ).
+        Seeds per (penalty, λ) (or a count n: seeds 0..n-1).
     n_jobs, backend, progress
         As in :func:`fit_repeated`.
 
@@ -167,12 +206,15 @@ def regularisation_sweep(estimator, X_train, y_train, X_test, y_test, penalties=
     import pandas as pd
     from joblib import delayed
 
+    penalties = [penalties] if isinstance(penalties, str) else list(penalties)
+    if not penalties:
+        raise ValueError("penalties: give at least one of 'l1', 'l2'")
     for p in penalties:
         if p not in ("l1", "l2"):
             raise ValueError(f"penalties: expected 'l1' or 'l2', got {p!r}")
-    lams = [float(v) for v in lams]
-    if not lams or any(v < 0 or not np.isfinite(v) for v in lams):
-        raise ValueError(f"lams: expected non-negative finite values, got {lams}")
+    lams = _check_lams(lams)
+    seeds = _check_seeds(seeds)
+    n_jobs = _check_n_jobs(n_jobs)
     grid = [(p, lam, s) for p in penalties for lam in lams for s in seeds]
     tasks = (delayed(_sweep_task)(estimator, X_train, y_train, X_test, y_test, p, lam, s) for p, lam, s in grid)
     results = _parallel(n_jobs, backend, tasks, len(grid), "λ sweep", progress)
@@ -189,6 +231,10 @@ def choose_lambda_cv(estimator, X, y, penalty="l2", lams=DEFAULT_LAMBDAS, cv=5, 
                      backend=None):
     """Choose λ by k-fold cross-validation (GridSearchCV over ``lam``).
 
+    ``lams`` must be a non-empty grid of finite values >= 0, ``cv`` a number of
+    folds >= 2 (or a scikit-learn splitter), ``n_jobs`` a non-zero integer;
+    otherwise one ``ValueError`` names the argument.
+
     Returns
     -------
     best_lam : float
@@ -202,9 +248,13 @@ def choose_lambda_cv(estimator, X, y, penalty="l2", lams=DEFAULT_LAMBDAS, cv=5, 
 
     if penalty not in ("l1", "l2"):
         raise ValueError(f"penalty: expected 'l1' or 'l2', got {penalty!r}")
+    lams = _check_lams(lams)
+    n_jobs = _check_n_jobs(n_jobs)
+    if isinstance(cv, (bool, np.bool_)) or (isinstance(cv, (int, np.integer)) and cv < 2):
+        raise ValueError(f"cv: expected a number of folds >= 2 (or a splitter), got {cv!r}")
     est = clone(estimator).set_params(penalty=penalty)
     with parallel_config(**_backend_kw(backend)):
-        gs = GridSearchCV(est, {"lam": [float(v) for v in lams]}, cv=cv, scoring=scoring, n_jobs=n_jobs).fit(X, y)
+        gs = GridSearchCV(est, {"lam": lams}, cv=cv, scoring=scoring, n_jobs=n_jobs).fit(X, y)
     res = pd.DataFrame({"lam": gs.cv_results_["param_lam"].astype(float),
                         "mean_score": gs.cv_results_["mean_test_score"],
                         "std_score": gs.cv_results_["std_test_score"]})

@@ -15,7 +15,37 @@ from typing import Any, Sequence
 import numpy as np
 
 __all__ = ["validate_frame", "validate_target", "column_list", "missing_column_error", "numeric_column",
-           "check_unique_roles", "as_times", "broadcast_named", "wrap_like"]
+           "check_unique_roles", "check_int", "check_number", "as_times", "broadcast_named", "wrap_like", "MAX_TIME"]
+
+#: Largest measured time (seconds) :func:`validate_target` accepts with ``positive=True``. No real
+#: measurement comes near it (the universe is about 4e17 s old); beyond ~1e154 the squared errors
+#: of MSE/RMSE/R² overflow float64, so such values would give NaN scores rather than an error.
+MAX_TIME = 1e100
+
+
+def check_int(name: str, value, minimum: int = 1, allow_none: bool = False):
+    """``value`` as an int if it is an integer >= ``minimum`` (or None when allowed); else one clear ``ValueError``.
+
+    Booleans and floats (even whole ones such as ``3.0``) are refused: a count is an integer.
+    """
+    if value is None and allow_none:
+        return None
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)) or value < minimum:
+        what = f"an integer >= {minimum}" + (" or None" if allow_none else "")
+        raise ValueError(f"{name}: expected {what}, got {value!r}")
+    return int(value)
+
+
+def check_number(name: str, value, *, positive: bool = False) -> float:
+    """``value`` as a float if it is a finite number >= 0 (> 0 with ``positive``); else one clear ``ValueError``."""
+    ok = not isinstance(value, (bool, np.bool_)) and isinstance(value, (int, float, np.integer, np.floating))
+    try:
+        x = float(value) if ok else float("nan")
+    except OverflowError:  # an int too large for float64
+        x = float("inf")
+    if not (ok and np.isfinite(x) and (x > 0 if positive else x >= 0)):
+        raise ValueError(f"{name}: expected a finite number {'> 0' if positive else '>= 0'}, got {value!r}")
+    return x
 
 
 def column_list(name: str, value) -> list[str]:
@@ -106,8 +136,9 @@ def validate_frame(
     ------
     ValueError
         Missing or misspelt column (with a suggestion), a column used twice,
-        NaN/inf, non-numeric values, values <= 0 in a powered column, unseen
-        categories, an empty frame or too few rows.
+        a column name that appears twice in ``X``, NaN/inf, non-numeric values,
+        values <= 0 in a powered column, unseen categories, an empty frame or
+        too few rows.
     """
     import pandas as pd
 
@@ -119,6 +150,11 @@ def validate_frame(
     if not roles:
         raise ValueError("no columns given: set numeric, categorical and/or extrinsic")
     check_unique_roles(roles)
+    dup = X.columns.duplicated()
+    if dup.any():
+        name = _plain(X.columns[int(np.flatnonzero(dup)[0])])
+        raise ValueError(f"X: column {name!r} appears more than once; rename or drop the copies "
+                         "(it is ambiguous which one the model should use)")
     if len(X) == 0:
         raise ValueError("X: the table is empty (0 rows)")
     if len(X) < min_rows:
@@ -152,8 +188,23 @@ def validate_frame(
     return X
 
 
-def validate_target(y, X=None, name: str = "y"):
-    """Check the measured times: numeric, finite, one per row of ``X``. Returns a float array."""
+def validate_target(y, X=None, name: str = "y", positive: bool = False):
+    """Check the measured times: numeric, finite, one per row of ``X``. Returns a float array.
+
+    Parameters
+    ----------
+    y : array_like
+        The target values.
+    X : pandas.DataFrame, optional
+        Its rows label the errors (row labels of ``X``) and fix the expected length.
+    name : str, default "y"
+        How errors name the target (e.g. ``"target column 'time'"``).
+    positive : bool, default False
+        The values are measured times: every value must be > 0 and at most
+        :data:`MAX_TIME` (1e100 s). Zero or negative times are not
+        measurements, and values that large cannot be real durations (they are
+        a unit error) and would overflow the squared-error metrics to NaN.
+    """
     import pandas as pd
 
     if isinstance(y, str):
@@ -169,9 +220,21 @@ def validate_target(y, X=None, name: str = "y"):
     nonfinite = ~np.isfinite(arr)
     if nonfinite.any():
         pos = int(np.flatnonzero(nonfinite)[0])
-        raise ValueError(f"{name}: {arr[pos]} in row {_plain(labels[pos])!r}")
+        raise ValueError(f"{name}: non-finite value {arr[pos]} in row {_plain(labels[pos])!r}")
     if X is not None and len(arr) != len(X):
         raise ValueError(f"{name}: {len(arr)} values for {len(X)} rows of X")
+    if positive:
+        nonpos = arr <= 0
+        if nonpos.any():
+            pos = int(np.flatnonzero(nonpos)[0])
+            raise ValueError(f"{name}: value {arr[pos]:g} in row {_plain(labels[pos])!r} must be > 0 "
+                             "(measured times are positive)")
+        huge = arr > MAX_TIME
+        if huge.any():
+            pos = int(np.flatnonzero(huge)[0])
+            raise ValueError(f"{name}: value {arr[pos]:g} in row {_plain(labels[pos])!r} is too large for a time "
+                             f"(limit {MAX_TIME:g} s; larger values overflow the fit's error metrics); "
+                             "are the times in seconds?")
     return arr
 
 
