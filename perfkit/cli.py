@@ -2,7 +2,7 @@
 
 Subcommands
 -----------
-``perfkit reproduce [--quick] [--chapter ch3 ...] [--build-dir build]``
+``perfkit reproduce [--quick] [--chapter ch3 ...] [--build-dir build] [-p NAME VALUE ...]``
     Execute the chapter notebooks with papermill.
 ``perfkit tables [NAME] [--source SOURCE] [--long]``
     List the transcribed thesis tables, or print one (frameworks side by side).
@@ -41,6 +41,9 @@ def build_parser() -> argparse.ArgumentParser:
                      help="folder for executed notebooks (default: build/, build/quick/ with --quick, "
                           "build/custom/ with --figures-dir)")
     rep.add_argument("--figures-dir", default=None, help="folder for figures/tables (default: figures)")
+    rep.add_argument("-p", "--parameter", nargs=2, action="append", default=[], metavar=("NAME", "VALUE"),
+                     help="a value for the notebooks' parameters cell, e.g. -p n_fit 900 -p lams '[1e-3, 1e-2]' "
+                          "(a Python literal; anything else is a string); repeatable")
     rep.add_argument("--no-progress", action="store_true", help="hide progress bars")
 
     tab = sub.add_parser("tables", help="list the thesis's transcribed tables, or print one")
@@ -145,7 +148,8 @@ def main(argv: list[str] | None = None) -> int:
             from .chapters.notebooks import reproduce
 
             reproduce(args.chapters, quick=args.quick, build_dir=args.build_dir,
-                      figures_dir=args.figures_dir, progress=not args.no_progress)
+                      figures_dir=args.figures_dir, progress=not args.no_progress,
+                      parameters={name: _literal(value) for name, value in args.parameter})
         elif args.command == "findings":
             from .chapters.notebooks import readme_findings
 
@@ -170,6 +174,17 @@ def main(argv: list[str] | None = None) -> int:
               file=sys.stderr)
         return 130
     return 0
+
+
+def _literal(text: str):
+    """``-p NAME VALUE``: a Python literal (number, bool, list, tuple, quoted string) or else the text itself."""
+    import ast
+
+    try:
+        value = ast.literal_eval(text)
+    except (ValueError, SyntaxError, MemoryError, RecursionError):
+        return text
+    return value
 
 
 def _read_csv(path, what: str = "CSV"):

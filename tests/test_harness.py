@@ -17,7 +17,7 @@ pytest.importorskip("torch")
 from perfkit.measure.collect import collect  # noqa: E402
 from perfkit.measure.plans import _aggregate_steps, make_plan  # noqa: E402
 from perfkit.measure.samplelog import SampleLog  # noqa: E402
-from perfkit.measure.workers import WorkerError, WorkerGroup  # noqa: E402
+from perfkit.measure.workers import WorkerGroup  # noqa: E402
 
 pytestmark = pytest.mark.slow
 PHASES = ["t_io", "t_h2d", "t_md", "t_f", "t_b", "t_c", "t_u"]

@@ -12,12 +12,12 @@ import importlib
 from typing import TYPE_CHECKING
 
 from .._lazy import attach
-from .result import ChapterResult, make_params
+from .result import ChapterResult, ParameterError, make_params
 
 if TYPE_CHECKING:  # real imports for readers and linters; at run time the chapter modules load on first use
     from . import ch3, ch4, ch5
 
-__all__ = ["CHAPTERS", "ChapterResult", "make_params", "chapter_module", "findings", "ch3", "ch4", "ch5"]
+__all__ = ["CHAPTERS", "ChapterResult", "ParameterError", "make_params", "chapter_module", "findings", "ch3", "ch4", "ch5"]
 
 #: chapter key → (module under perfkit.chapters, notebook under notebooks/)
 CHAPTERS: dict[str, tuple[str, str]] = {

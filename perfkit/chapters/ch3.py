@@ -24,11 +24,12 @@ import numpy as np
 from ..report.claims import Claim, fmt, judge_all
 from ..report.tables import format_mean_std
 from ..model.phases import _require, phase_wide
-from ..schema import CH3_MODELS, PHASES
-from .result import ChapterResult, make_params
+from ..schema import CH3_COLUMNS, CH3_MODELS, PHASES
+from .result import (ChapterResult, ParameterError, ParamsBase, at_least, checked_params, existing_file, grid,
+                     make_params, one_of, output_folder, show_path)
 
-__all__ = ["Params", "analyse", "CLAIMS", "FIGURE_NUMBERS", "BREAKDOWN_FIGURES", "table3_2_display", "sum_check_3_2",
-           "published_consistency"]
+__all__ = ["Params", "check_params", "analyse", "CLAIMS", "FIGURE_NUMBERS", "BREAKDOWN_FIGURES", "table3_2_display",
+           "sum_check_3_2", "published_consistency"]
 
 #: model → (number of its phase figure, number of its speedup figure)
 FIGURE_NUMBERS = {"CNN": (2, 5), "MLP": (3, 6), "Autoencoder": (4, 7)}
@@ -37,15 +38,63 @@ BREAKDOWN_FIGURES = {("CNN", 2): 8, ("MLP", 2): 9, ("Autoencoder", 2): 10, ("CNN
                      ("Autoencoder", 3): 13}
 
 
+#: forms of eq. 3.7 (:data:`perfkit.model.equations.VARIANTS`)
+VARIANTS = ("thesis", "paper")
+#: modes of a ``perfkit collect ch3`` file
+MODES = ("phased", "overlapped")
+
+
 @dataclass(frozen=True)
-class Params:
-    """Parameters of Chapter 3 (the notebook's ``parameters`` cell)."""
+class Params(ParamsBase):
+    """Parameters of Chapter 3 (the notebook's ``parameters`` cell); :data:`Params.CHECKS` are their rules."""
 
     quick: bool = False  # accepted for symmetry with the other chapters: every section is fast
     speedup_variants: tuple = ("thesis", "paper")  # forms of eq. 3.7 to evaluate
     measured_csv: str = "data/measured/pytorch-cpu/ch3_phases.csv"  # perfkit collect ch3 output; "" = published only
     measured_mode: str = "phased"  # phased (explicit all-reduce, separates t_c) or overlapped (DDP)
     n_train: int = 60000  # training images per epoch (MNIST) for epoch times and speedup
+    figures_dir: str = ""  # folder for figures and tables (ChapterResult.save); "" means figures/
+
+    #: the rule of each parameter (``quick`` needs only be a bool)
+    CHECKS = {
+        "speedup_variants": grid(one_of(*VARIANTS), f"forms of eq. 3.7 from {', '.join(map(repr, VARIANTS))}",
+                                 distinct=True),
+        "measured_csv": existing_file("a `perfkit collect ch3` output", empty='"" for the published tables only'),
+        "measured_mode": one_of(*MODES),
+        "n_train": at_least(1),
+        "figures_dir": output_folder("figures/"),
+    }
+
+
+def check_params(**params) -> Params:
+    """The checked :class:`Params` of Chapter 3, or one :class:`~perfkit.chapters.result.ParameterError`.
+
+    Applies :data:`Params.CHECKS` (names, types, values; :func:`~perfkit.chapters.result.make_params`),
+    then reads ``measured_csv`` (unless ``""``): it must have the Chapter 3 columns and rows of
+    ``measured_mode``. Nothing is computed.
+    """
+    import pandas as pd
+
+    from ..schema import resolve
+
+    p = make_params(Params, params)
+    if p.measured_csv:
+        path = resolve(p.measured_csv)
+        try:
+            df = pd.read_csv(path)
+        except ValueError as exc:  # not CSV, empty, undecodable
+            raise ParameterError(f"measured_csv: {show_path(path)} cannot be read as CSV ({exc}); expected a "
+                                 "`perfkit collect ch3` output") from None
+        missing = [c for c in CH3_COLUMNS if c not in df.columns]
+        if missing:
+            raise ParameterError(f"measured_csv: {show_path(path)} has no column {missing[0]!r}; expected a "
+                                 f"`perfkit collect ch3` output (columns {', '.join(CH3_COLUMNS)})")
+        ok = df[df["status"] == "ok"] if "status" in df.columns else df
+        modes = sorted(set(ok["mode"])) if "mode" in ok.columns else (["phased"] if len(ok) else [])
+        if p.measured_mode not in modes:
+            raise ParameterError(f"measured_mode: {show_path(path)} has no usable {p.measured_mode!r} rows "
+                                 f"(status ok); expected one of its modes {modes}")
+    return p
 
 
 def table3_2_display(tidy, digits: int = 4):
@@ -200,8 +249,13 @@ CLAIMS = (
 
 
 # ------------------------------------------------------------------------------------------ analyse
-def analyse(**params) -> ChapterResult:
-    """Chapter 3 on the published tables and (unless ``measured_csv=""``) a measured file; see :class:`Params`."""
+def analyse(params: Params | None = None, /, **kwargs) -> ChapterResult:
+    """Chapter 3 on the published tables and (unless ``measured_csv=""``) a measured file.
+
+    ``analyse(n_train=50000, ...)`` or ``analyse(check_params(...))``; the parameters (:class:`Params`)
+    are checked first (:func:`check_params`): a value that is not allowed raises one
+    :class:`~perfkit.chapters.result.ParameterError` before anything is computed.
+    """
     import pandas as pd
 
     from ..data.measured import load_phases
@@ -211,9 +265,7 @@ def analyse(**params) -> ChapterResult:
     from ..report import plots
     from ..schema import resolve
 
-    p = make_params(Params, params)
-    if p.measured_mode not in ("phased", "overlapped"):
-        raise ValueError(f"measured_mode: expected 'phased' or 'overlapped', got {p.measured_mode!r}")
+    p = checked_params(params, kwargs, Params, check_params)
     res = ChapterResult("ch3", p)
     T, V, F, q = res.tables, res.views, res.figures, res.numbers
     t32, t33, t34, t35 = (load_thesis_table(n) for n in ("3.2", "3.3", "3.4", "3.5"))

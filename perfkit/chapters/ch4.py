@@ -17,19 +17,40 @@ tables and figures and explains them. Chapter 5 reuses :func:`heldout_errors`.
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from ..report.claims import Claim, fmt, judge_all
 from ..schema import ROLES, THESIS_EXTRINSIC
-from .result import ChapterResult, make_params
+from .result import (ChapterResult, Check, ParameterError, ParamsBase, at_least, checked_params, existing_file, grid,
+                     make_params, number_at_least, one_of, output_folder, show_path)
 
-__all__ = ["Params", "analyse", "CLAIMS", "make_model", "params_side_by_side", "error_row", "thesis_mape",
-           "heldout_errors"]
+__all__ = ["Params", "check_params", "check_steps_file", "analyse", "CLAIMS", "make_model", "params_side_by_side",
+           "error_row", "thesis_mape", "heldout_errors"]
+
+#: columns a chapter 4/5 model may take as its target (what ``perfkit collect`` times)
+TARGETS = ("epoch_time", "step_time")
+#: the static rule of ``target``; :func:`check_steps_file` checks it is a time column of the file
+TARGET = Check("a column of the file holding a time, such as 'epoch_time' or 'step_time'",
+               lambda v: isinstance(v, str) and bool(v.strip()))
+#: fitting engines (:data:`perfkit.model.generic.METHODS`)
+ENGINES = ("varpro", "thesis")
+#: the rules shared by every chapter that fits the generic model on a measured split (Chapters 4 and 5)
+FIT_CHECKS = {
+    "target": TARGET,
+    "n_fit": at_least(2),
+    "n_test": at_least(2, why="R² of the held-out rows needs two"),
+    "split_seed": at_least(0),
+    "seeds": at_least(1),
+    "engine": one_of(*ENGINES),
+    "n_jobs": at_least(1, also=(-1,), why="-1: every core"),
+    "figures_dir": output_folder("figures/"),
+}
 
 
 @dataclass(frozen=True)
-class Params:
-    """Parameters of Chapter 4 (the notebook's ``parameters`` cell)."""
+class Params(ParamsBase):
+    """Parameters of Chapter 4 (the notebook's ``parameters`` cell); :data:`Params.CHECKS` are their rules."""
 
     quick: bool = False  # small budgets for tests: fewer seeds, a short λ grid, few DE generations
     dataset: str = "data/measured/pytorch-cpu/ch4_lenet5.csv"  # perfkit collect ch4 output
@@ -45,6 +66,17 @@ class Params:
     engine: str = "varpro"  # fitting engine: varpro (fast, default) or thesis (scipy DE over every parameter)
     n_jobs: int = 1  # parallel fits (joblib)
     progress: bool = True  # progress bars for the fits and the sweep
+    figures_dir: str = ""  # folder for figures and tables (ChapterResult.save); "" means figures/
+
+    #: the rule of each parameter (``quick`` and ``progress`` need only be bools)
+    CHECKS = {
+        **FIT_CHECKS,
+        "dataset": existing_file("a `perfkit collect ch4` output"),
+        "lam_l2": number_at_least(0),
+        "lam_l1": number_at_least(0),
+        "lams": grid(number_at_least(0, strict=True), "finite numbers > 0 (a log axis)"),
+        "sweep_seeds": at_least(1),
+    }
 
     @property
     def n_seeds(self) -> int:
@@ -54,6 +86,61 @@ class Params:
     def de_kw(self) -> dict:
         """Engine settings: the engine's defaults at full budget, 60 generations in quick mode."""
         return dict(method=self.engine, maxiter=60) if self.quick else dict(method=self.engine)
+
+
+def check_steps_file(name: str, path: str, target: str, roles: str, n_fit: int, n_test: int, quick: bool,
+                     rows_hint: str = "lower n_fit/n_test") -> int:
+    """Check a ``perfkit collect ch4``/``ch5`` file against the parameters; returns its usable rows (status ok).
+
+    ``name`` is the parameter that names the file. The file must be a CSV with the
+    columns of ``roles`` (:data:`perfkit.schema.ROLES`), ``status`` and ``target``, whose
+    target is a positive number in every usable row, and (except in quick mode, where
+    the split is scaled down) at least ``n_fit + n_test`` usable rows.
+    """
+    import pandas as pd
+
+    from ..schema import resolve
+
+    full = resolve(path)
+    shown = show_path(full)
+    try:
+        df = pd.read_csv(full)
+    except ValueError as exc:  # not CSV, empty, undecodable
+        raise ParameterError(f"{name}: {shown} cannot be read as CSV ({exc}); expected a `perfkit collect "
+                             f"{roles}` output") from None
+    need = [c for role in ROLES[roles].values() for c in role] + ["status"] + (["volume"] if roles == "ch5" else [])
+    missing = [c for c in need if c not in df.columns]
+    if missing:
+        raise ParameterError(f"{name}: {shown} has no column {missing[0]!r}; expected a `perfkit collect {roles}` "
+                             f"output (columns {', '.join(need)}, and the target)")
+    if target not in df.columns:
+        raise ParameterError(f"target: {target!r} is not a column of {shown}; expected one of its time columns "
+                             f"({', '.join(c for c in TARGETS if c in df.columns) or 'none found'})")
+    ok = df[df["status"] == "ok"]
+    if ok.empty:
+        raise ParameterError(f"{name}: {shown} has no usable rows (status ok); expected a file with finished samples")
+    y = pd.to_numeric(ok[target], errors="coerce")
+    bad = ~(y > 0) | ~y.map(math.isfinite)
+    if bad.any():
+        row, value = ok.index[bad.to_numpy()][0], ok[target][bad].iloc[0]
+        raise ParameterError(f"target: column {target!r} of {shown} is not a positive number in every usable row "
+                             f"(row {row}: {value!r}); expected a time column")
+    if n_fit + n_test > len(ok) and not quick:
+        raise ParameterError(f"n_fit: {n_fit} + n_test {n_test} = {n_fit + n_test} rows asked for, but {shown} has "
+                             f"{len(ok)} usable rows (status ok); {rows_hint}")
+    return len(ok)
+
+
+def check_params(**params) -> Params:
+    """The checked :class:`Params` of Chapter 4, or one :class:`~perfkit.chapters.result.ParameterError`.
+
+    Applies :data:`Params.CHECKS` (names, types, values; :func:`~perfkit.chapters.result.make_params`),
+    then reads ``dataset``: ``target`` must be one of its columns and ``n_fit + n_test`` must not
+    exceed its usable rows (quick mode scales the split down instead). Nothing is fitted.
+    """
+    p = make_params(Params, params)
+    check_steps_file("dataset", p.dataset, p.target, "ch4", p.n_fit, p.n_test, p.quick)
+    return p
 
 
 def make_model(roles="ch4", **kwargs):
@@ -123,7 +210,10 @@ def heldout_errors(fit_name: str = "DE+L2", **params) -> dict:
     from ..model.fitting import fit_repeated
     from ..schema import resolve
 
-    p = make_params(Params, params)
+    fits = ("DE", "DE+L1", "DE+L2")
+    if fit_name not in fits:
+        raise ParameterError(f"fit_name: got {fit_name!r}; expected one of {', '.join(map(repr, fits))}")
+    p = check_params(**params)
     penalty, lam = {"DE": (None, 0.0), "DE+L1": ("l1", p.lam_l1), "DE+L2": ("l2", p.lam_l2)}[fit_name]
     X, y, _ = load_steps(resolve(p.dataset), target=p.target)
     X_fit, X_test, y_fit, y_test = thesis_split(X, y, n_fit=p.n_fit, n_test=p.n_test, seed=p.split_seed)
@@ -216,8 +306,12 @@ def _params_view(table):
 
 
 # ------------------------------------------------------------------------------------------ analyse
-def analyse(**params) -> ChapterResult:
-    """Chapter 4 on a measured LeNet-5 file; see :class:`Params`."""
+def analyse(params: Params | None = None, /, **kwargs) -> ChapterResult:
+    """Chapter 4 on a measured LeNet-5 file: ``analyse(n_fit=900, ...)`` or ``analyse(check_params(...))``.
+
+    The parameters (:class:`Params`) are checked first (:func:`check_params`): a value that is
+    not allowed raises one :class:`~perfkit.chapters.result.ParameterError` before anything is fitted.
+    """
     import pandas as pd
 
     from ..data.measured import load_provenance, load_steps, thesis_split
@@ -228,7 +322,7 @@ def analyse(**params) -> ChapterResult:
     from ..report import plots
     from ..schema import resolve
 
-    p = make_params(Params, params)
+    p = checked_params(params, kwargs, Params, check_params)
     res = ChapterResult("ch4", p)
     T, V, F, q, fits = res.tables, res.views, res.figures, res.numbers, res.fits
     q.update(lam_l2=p.lam_l2, lam_l1=p.lam_l1)
@@ -241,7 +335,7 @@ def analyse(**params) -> ChapterResult:
     res.notes.append(f"{len(frame)} successful samples in {data_path.name} ({label}); fit on {len(X_fit)}, "
                      f"held out {len(X_test)}")
     if len(frame) < p.n_fit + p.n_test:
-        res.notes.append(f"fewer samples than {p.n_fit} + {p.n_test}: the split was scaled down")
+        res.notes.append(f"quick mode: fewer samples than {p.n_fit} + {p.n_test}, so the split was scaled down")
     V["dataset"] = frame.groupby("workers")[p.target].describe().round(3).rename(
         columns=lambda c: f"{c} (s)" if c not in ("count",) else "samples")
     fit_kw = dict(seeds=p.n_seeds, n_jobs=p.n_jobs, progress=p.progress)

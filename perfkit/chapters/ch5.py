@@ -18,14 +18,19 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..report.claims import Claim, fmt, judge_all
-from .result import ChapterResult, make_params
+from .ch4 import FIT_CHECKS, check_steps_file
+from .result import (ChapterResult, ParameterError, ParamsBase, checked_params, existing_file, make_params,
+                     number_at_least, show_path)
 
-__all__ = ["Params", "analyse", "CLAIMS"]
+__all__ = ["Params", "check_params", "analyse", "CLAIMS"]
+
+#: columns of the volume study that section 4 needs besides the target (:func:`perfkit.model.scaling.volume_exponents`)
+VOLUME_COLUMNS = ("workers", "batch_size", "num_filters", "volume")
 
 
 @dataclass(frozen=True)
-class Params:
-    """Parameters of Chapter 5 (the notebook's ``parameters`` cell)."""
+class Params(ParamsBase):
+    """Parameters of Chapter 5 (the notebook's ``parameters`` cell); :data:`Params.CHECKS` are their rules."""
 
     quick: bool = False  # small budgets for tests: fewer seeds and DE generations
     dataset: str = "data/measured/pytorch-cpu/ch5_resattnet3d.csv"  # perfkit collect ch5 output
@@ -40,6 +45,49 @@ class Params:
     volume_study: str = "data/measured/pytorch-cpu/ch5_volume_scaling.csv"  # perfkit collect ch5vol output; "" skips §4
     ch4_dataset: str = "data/measured/pytorch-cpu/ch4_lenet5.csv"  # Chapter 4 data to compare errors with; "" skips
     progress: bool = True  # progress bars for the fits
+    figures_dir: str = ""  # folder for figures and tables (ChapterResult.save); "" means figures/
+
+    #: the rule of each parameter (``quick`` and ``progress`` need only be bools)
+    CHECKS = {
+        **FIT_CHECKS,
+        "dataset": existing_file("a `perfkit collect ch5` output"),
+        "lam": number_at_least(0),
+        "volume_study": existing_file("a `perfkit collect ch5vol` output", empty='"" to skip section 4'),
+        "ch4_dataset": existing_file("a `perfkit collect ch4` output", empty='"" to skip the comparison'),
+    }
+
+
+def check_params(**params) -> Params:
+    """The checked :class:`Params` of Chapter 5, or one :class:`~perfkit.chapters.result.ParameterError`.
+
+    Applies :data:`Params.CHECKS` (names, types, values; :func:`~perfkit.chapters.result.make_params`),
+    then reads the files: ``dataset`` must have ``target`` and at least ``n_fit + n_test`` usable rows
+    (quick mode scales the split down instead), ``ch4_dataset`` enough rows for Chapter 4's default
+    split, and ``volume_study`` the columns section 4 needs. Nothing is fitted.
+    """
+    import pandas as pd
+
+    from ..schema import resolve
+    from .ch4 import Params as Ch4Params
+
+    p = make_params(Params, params)
+    check_steps_file("dataset", p.dataset, p.target, "ch5", p.n_fit, p.n_test, p.quick)
+    if p.ch4_dataset:
+        ch4 = Ch4Params()
+        hint = 'Chapter 4 splits it as its notebook does; give ch4_dataset="" to skip the comparison'
+        check_steps_file("ch4_dataset", p.ch4_dataset, p.target, "ch4", ch4.n_fit, ch4.n_test, p.quick, rows_hint=hint)
+    if p.volume_study:
+        path = resolve(p.volume_study)
+        try:
+            columns = pd.read_csv(path, nrows=0).columns
+        except ValueError as exc:  # not CSV, empty, undecodable
+            raise ParameterError(f"volume_study: {show_path(path)} cannot be read as CSV ({exc}); expected a "
+                                 '`perfkit collect ch5vol` output or "" to skip section 4') from None
+        missing = [c for c in (p.target, *VOLUME_COLUMNS) if c not in columns]
+        if missing:
+            raise ParameterError(f"volume_study: {show_path(path)} has no column {missing[0]!r} (target "
+                                 f"{p.target!r}); expected a `perfkit collect ch5vol` output or \"\" to skip section 4")
+    return p
 
 
 #: The claims of Chapter 5 and their rules, in ledger order.
@@ -62,8 +110,13 @@ CLAIMS = (
 )
 
 
-def analyse(**params) -> ChapterResult:
-    """Chapter 5 on a measured 3D-ResAttNet-18 file (and a volume study); see :class:`Params`."""
+def analyse(params: Params | None = None, /, **kwargs) -> ChapterResult:
+    """Chapter 5 on a measured 3D-ResAttNet-18 file (and a volume study).
+
+    ``analyse(n_fit=900, ...)`` or ``analyse(check_params(...))``; the parameters (:class:`Params`)
+    are checked first (:func:`check_params`): a value that is not allowed raises one
+    :class:`~perfkit.chapters.result.ParameterError` before anything is fitted.
+    """
     import pandas as pd
 
     from ..data.measured import load_provenance, load_steps, thesis_split
@@ -76,7 +129,7 @@ def analyse(**params) -> ChapterResult:
     from ..schema import ROLES, resolve, voxels
     from . import ch4
 
-    p = make_params(Params, params)
+    p = checked_params(params, kwargs, Params, check_params)
     res = ChapterResult("ch5", p)
     T, V, F, q, fits = res.tables, res.views, res.figures, res.numbers, res.fits
     data_path = resolve(p.dataset)
@@ -91,7 +144,7 @@ def analyse(**params) -> ChapterResult:
     res.notes.append(f"{len(frame)} successful samples ({label}, volume {', '.join(sorted(set(frame['volume'])))}); "
                      f"fit on {len(X_fit)}, held out {len(X_test)}")
     if len(frame) < p.n_fit + p.n_test:
-        res.notes.append(f"fewer samples than {p.n_fit} + {p.n_test}: the split was scaled down")
+        res.notes.append(f"quick mode: fewer samples than {p.n_fit} + {p.n_test}, so the split was scaled down")
 
     # §1 Table 5.2
     fit = fit_repeated(ch4.make_model("ch5", penalty="l2", lam=p.lam, **de_kw), X_fit, y_fit, seeds=n_seeds,
@@ -137,9 +190,9 @@ def analyse(**params) -> ChapterResult:
         q["ch4_l2_mape"] = float(ch4_err["MAPE"])
     T["claims_ch5"] = judge_all("5", f"{label}/{data_path.name}", CLAIMS, q)
 
-    # §4 volume study
+    # §4 volume study (check_params made sure the file exists unless volume_study is "")
     vs_path = resolve(p.volume_study) if p.volume_study else None
-    if vs_path is not None and vs_path.exists():
+    if vs_path is not None:
         vs = pd.read_csv(vs_path)
         prov = load_provenance(vs_path)
         machine, device = prov.get("machine", {}), prov.get("identity", {}).get("device", "cpu")
@@ -154,8 +207,6 @@ def analyse(**params) -> ChapterResult:
         ax.set_title(f"exponents vs volume size ({vs_path.parent.name})")
         F["ext_volume_exponents"] = fig
         q["full_voxels"] = voxels("181x217x181")
-    elif p.volume_study:
-        res.notes.append(f"no volume study at {vs_path} (run `perfkit collect ch5vol`); section 4 skipped")
     from .readings import ch5_readings
 
     res.readings = ch5_readings(res)

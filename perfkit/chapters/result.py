@@ -1,20 +1,165 @@
-"""What a chapter's analysis returns: :class:`ChapterResult`, and the checking of chapter parameters."""
+"""What a chapter's analysis returns: :class:`ChapterResult`, and the checking of chapter parameters.
+
+Each chapter's ``Params`` dataclass declares a rule per parameter in its ``CHECKS`` mapping
+(built from :func:`at_least`, :func:`one_of`, :func:`number_at_least`, :func:`grid`,
+:func:`existing_file`, :func:`output_folder`); :func:`make_params` applies the names, the
+types and these rules, and raises one :class:`ParameterError` for the first parameter
+that is not allowed.
+"""
 from __future__ import annotations
 
 import dataclasses
+import math
 from dataclasses import dataclass, field
+from numbers import Integral, Real
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
-__all__ = ["ChapterResult", "make_params"]
+__all__ = ["ChapterResult", "ParameterError", "ParamsBase", "Check", "make_params", "at_least", "one_of",
+           "number_at_least", "grid", "existing_file", "output_folder", "show_path", "checked_params"]
+
+
+class ParameterError(ValueError):
+    """A chapter parameter that is not allowed, in one line: the parameter, its value and what is allowed.
+
+    IPython (Jupyter, papermill) shows an exception through its ``_render_traceback_``
+    when it has one, so a bad parameter in a notebook shows this one line instead of a traceback.
+    """
+
+    def _render_traceback_(self) -> list[str]:
+        return [f"ParameterError: {self}"]
+
+
+class ParamsBase:
+    """Methods shared by the chapters' ``Params`` dataclasses."""
+
+    #: parameter name -> :class:`Check`; :func:`make_params` applies them in field order
+    CHECKS: dict = {}
+
+    def as_dict(self) -> dict:
+        """The parameters as keyword arguments of the chapter's ``analyse``."""
+        return {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+
+
+@dataclass(frozen=True)
+class Check:
+    """A rule for one parameter's value.
+
+    ``test(value)`` returns True when the value is allowed, False when it is not, or a
+    string that says what is wrong with it; ``allowed`` says in words what is allowed.
+    """
+
+    allowed: str
+    test: Callable[[Any], Any]
+
+    def __call__(self, name: str, value) -> None:
+        verdict = self.test(value)
+        if verdict is True:
+            return
+        problem = verdict if isinstance(verdict, str) else f"got {value!r}"
+        raise ParameterError(f"{name}: {problem}; expected {self.allowed}")
+
+
+def _is_int(v) -> bool:
+    return isinstance(v, Integral) and not isinstance(v, bool)
+
+
+def _is_number(v) -> bool:
+    return isinstance(v, Real) and not isinstance(v, bool)
+
+
+def at_least(low: int, also: tuple = (), why: str = "") -> Check:
+    """An integer ``>= low`` (or one of ``also``, e.g. ``-1`` for every core)."""
+    extra = "".join(f" or {a}" for a in also)
+    return Check(f"an integer >= {low}{extra}{f' ({why})' if why else ''}",
+                 lambda v: _is_int(v) and (v >= low or v in also))
+
+
+def number_at_least(low: float, strict: bool = False) -> Check:
+    """A finite number ``>= low`` (``> low`` with ``strict``)."""
+    op = ">" if strict else ">="
+    return Check(f"a finite number {op} {low:g}",
+                 lambda v: _is_number(v) and math.isfinite(v) and (v > low if strict else v >= low))
+
+
+def one_of(*values) -> Check:
+    """One of ``values``."""
+    return Check(f"one of {', '.join(map(repr, values))}", lambda v: v in values)
+
+
+def grid(item: Check, what: str = "values", distinct: bool = False) -> Check:
+    """A non-empty list or tuple whose every item passes ``item``."""
+    def test(v):
+        if not isinstance(v, (list, tuple)) or not v:
+            return False
+        for x in v:
+            try:
+                item("", x)
+            except ParameterError:
+                return f"got {list(v)!r}: item {x!r} is not allowed"
+        if distinct and len(set(v)) < len(v):
+            return f"got {list(v)!r}: an item repeats"
+        return True
+
+    return Check(f"a non-empty list of {'distinct ' if distinct else ''}{what}", test)
+
+
+def show_path(path) -> str:
+    """A path for messages: relative to the repository when it lies inside it."""
+    from ..schema import repo_root
+
+    path = Path(path)
+    try:
+        return str(path.resolve().relative_to(repo_root().resolve()))
+    except ValueError:
+        return str(path)
+
+
+def existing_file(what: str, empty: str = "") -> Check:
+    """A path (absolute, or relative to the repository) of an existing file; ``""`` allowed when ``empty`` says
+    what it means."""
+    def test(v):
+        from ..schema import resolve
+
+        if v == "" and empty:
+            return True
+        if not isinstance(v, str) or not v.strip():
+            return False
+        path = resolve(v)
+        if path.is_dir():
+            return f"{v!r} is a folder ({path})"
+        if not path.is_file():
+            return f"{v!r} not found ({path})"
+        return True
+
+    return Check(f"an existing file ({what}){f' or {empty}' if empty else ''}", test)
+
+
+def output_folder(what: str) -> Check:
+    """A folder to write into (created when missing; not an existing file), or ``""`` for the default."""
+    def test(v):
+        if v == "":
+            return True
+        if not isinstance(v, str) or not v.strip():
+            return False
+        path = Path(v).expanduser()
+        return f"{v!r} is a file" if path.is_file() else True
+
+    return Check(f'a folder (created when missing) or "" for {what}', test)
+
+
+_TYPE_WORDS = {bool: "True or False", int: "an integer", float: "a number", str: "a string", tuple: "a list",
+               list: "a list"}
 
 
 def make_params(cls, given: dict):
-    """``cls(**given)`` for a chapter's ``Params`` dataclass; an unknown or mistyped parameter gets one clear error."""
+    """``cls(**given)`` for a chapter's ``Params`` dataclass, checked: names, types, then the rules of
+    ``cls.CHECKS`` on every value (given or default); the first that is not allowed raises one
+    :class:`ParameterError` naming the parameter, its value and what is allowed."""
     fields = {f.name: f for f in dataclasses.fields(cls)}
     unknown = sorted(set(given) - set(fields))
     if unknown:
-        raise ValueError(f"{unknown[0]}: not a parameter of this chapter (parameters: {', '.join(fields)})")
+        raise ParameterError(f"{unknown[0]}: not a parameter of this chapter (parameters: {', '.join(fields)})")
     for name, value in given.items():
         default = fields[name].default
         want = type(default)
@@ -23,8 +168,24 @@ def make_params(cls, given: dict):
         if want in (list, tuple) and isinstance(value, (list, tuple)):
             continue
         if not isinstance(value, want) or (want is int and isinstance(value, bool)):
-            raise ValueError(f"{name}: expected {want.__name__}, got {value!r}")
+            raise ParameterError(f"{name}: got {value!r} ({type(value).__name__}); expected "
+                                 f"{_TYPE_WORDS.get(want, want.__name__)}")
+    checks = getattr(cls, "CHECKS", {})
+    for name in fields:
+        if name in checks:
+            checks[name](name, given.get(name, fields[name].default))
     return cls(**given)
+
+
+def checked_params(params, kwargs: dict, cls, check):
+    """What a chapter's ``analyse(params=None, /, **kwargs)`` runs on: ``check(**kwargs)``, or the ``Params``
+    instance ``params`` (from ``check_params``) checked again with ``kwargs`` overriding its values."""
+    if params is None:
+        return check(**kwargs)
+    if not isinstance(params, cls):
+        raise ParameterError(f"params: expected a {cls.__module__}.Params (from check_params) or keyword "
+                             f"parameters, got {type(params).__name__}")
+    return check(**{**params.as_dict(), **kwargs})
 
 
 @dataclass
@@ -52,7 +213,7 @@ class ChapterResult:
     readings : dict of str -> str
         A short Markdown paragraph per section that reads its result.
     notes : list of str
-        Messages about the data (a scaled-down split, a section skipped).
+        Messages about the data (a split scaled down in quick mode, a section skipped).
     """
 
     chapter: str
@@ -90,12 +251,13 @@ class ChapterResult:
 
     def save(self, figures_dir=None) -> str:
         """Write every table (CSV), figure (PNG + SVG) and the chapter's findings (Markdown, the ``summary``
-        reading the README quotes) under ``figures_dir/<chapter>/``; returns a one-line summary."""
+        reading the README quotes) under ``figures_dir/<chapter>/`` (default: the ``figures_dir`` parameter,
+        else ``figures/``); returns a one-line summary."""
         from ..report.output import savefig, savetable, savetext
         from ..schema import figures_dir as default_dir
         from . import findings
 
-        out = figures_dir or None
+        out = figures_dir or getattr(self.params, "figures_dir", "") or None
         for name, table in self.tables.items():
             savetable(table, f"{self.chapter}/{name}", out)
         if "summary" in self.readings:

@@ -21,7 +21,6 @@ def load_phases(path, framework_label: str | None = None, mode: str | None = "ph
     Model keys become the thesis's names (CNN, MLP, Autoencoder) and
     ``framework`` becomes ``framework_label`` (default e.g. ``"PyTorch (cpu, measured)"``).
     """
-    import pandas as pd
 
     df = read_csv(path, "measured file")
     missing = [c for c in CH3_COLUMNS if c not in df.columns]
@@ -51,7 +50,6 @@ def load_steps(path, target: str = "epoch_time", roles: dict | str = "ch4"):
     ``roles`` is a key of :data:`perfkit.schema.ROLES` (``"ch4"``, ``"ch5"``) or a dict of
     numeric / categorical / extrinsic column lists.
     """
-    import pandas as pd
 
     if isinstance(roles, str):
         if roles not in ROLES:

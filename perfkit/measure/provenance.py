@@ -8,7 +8,6 @@ import shlex
 import subprocess
 import sys
 from datetime import datetime, timezone
-from pathlib import Path
 
 from ..schema import provenance_path, repo_root
 

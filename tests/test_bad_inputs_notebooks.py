@@ -1,0 +1,275 @@
+"""Bad chapter parameters fail at once with one line naming the parameter; a failing notebook under
+``perfkit reproduce`` is one ``perfkit: error:`` line, not a traceback."""
+import dataclasses
+import json
+import math
+import re
+
+import pandas as pd
+import pytest
+
+from perfkit.chapters import ch3, ch4, ch5
+from perfkit.chapters import notebooks as nbs
+from perfkit.chapters.result import ParameterError
+from perfkit.schema import repo_root
+
+CH3_CSV = "data/measured/pytorch-cpu/ch3_phases.csv"
+CH4_CSV = "data/measured/pytorch-cpu/ch4_lenet5.csv"
+MODULES = {"ch3": ch3, "ch4": ch4, "ch5": ch5}
+
+
+@pytest.fixture(scope="module")
+def files(tmp_path_factory):
+    """Small files for the data-dependent checks: a plain file, a Chapter 4 file with failed rows, a short one,
+    and a Chapter 3 file with phased rows only."""
+    d, root = tmp_path_factory.mktemp("bad"), repo_root()
+    (d / "notes.txt").write_text("not a folder\n")
+    ch4_full = pd.read_csv(root / CH4_CSV)
+    failed = ch4_full.copy()
+    failed.loc[failed.index[:400], "status"] = "failed"  # 1100 usable rows of 1500
+    failed.to_csv(d / "ch4_failed.csv", index=False)
+    ch4_full.head(300).to_csv(d / "ch4_short.csv", index=False)
+    ch3_rows = pd.read_csv(root / CH3_CSV, nrows=400)
+    ch3_rows[ch3_rows["mode"] == "phased"].to_csv(d / "ch3_phased_only.csv", index=False)
+    (d / "binary.csv").write_bytes(b"\xff\xfe\x00\x81garbage\x00")
+    return d
+
+
+# (chapter, parameters, the parameter the message must start with, more text the message must contain)
+BAD = [
+    ("ch3", dict(n_train=0), "n_train", "integer >= 1"),
+    ("ch3", dict(n_train=-60000), "n_train", "got -60000"),
+    ("ch3", dict(measured_mode="ddp"), "measured_mode", "'phased', 'overlapped'"),
+    ("ch3", dict(speedup_variants=[]), "speedup_variants", "non-empty"),
+    ("ch3", dict(speedup_variants=["thesis", "journal"]), "speedup_variants", "'journal'"),
+    ("ch3", dict(speedup_variants=["paper", "paper"]), "speedup_variants", "repeats"),
+    ("ch3", dict(measured_csv="no/such/file.csv"), "measured_csv", "not found"),
+    ("ch3", dict(measured_csv="data"), "measured_csv", "is a folder"),
+    ("ch3", dict(measured_csv=CH4_CSV), "measured_csv", "has no column 'model'"),
+    ("ch3", dict(measured_csv="{tmp}/ch3_phased_only.csv", measured_mode="overlapped"), "measured_mode",
+     "no usable 'overlapped' rows"),
+    ("ch3", dict(measured_csv="{tmp}/binary.csv"), "measured_csv", "cannot be read as CSV"),
+    ("ch3", dict(figures_dir="{tmp}/notes.txt"), "figures_dir", "is a file"),
+    ("ch3", dict(quick="yes"), "quick", "True or False"),
+    ("ch3", dict(n_trian=50000), "n_trian", "not a parameter"),
+    ("ch4", dict(n_fit=5000), "n_fit", "5000 + n_test 500 = 5500 rows asked for, but "
+     "data/measured/pytorch-cpu/ch4_lenet5.csv has 1500 usable rows (status ok); lower n_fit/n_test"),
+    ("ch4", dict(dataset="{tmp}/ch4_failed.csv"), "n_fit", "has 1100 usable rows (status ok)"),
+    ("ch4", dict(n_fit=0), "n_fit", "integer >= 2"),
+    ("ch4", dict(n_fit=900.0), "n_fit", "an integer"),
+    ("ch4", dict(n_test=0), "n_test", "got 0"),
+    ("ch4", dict(n_test=1), "n_test", "R²"),
+    ("ch4", dict(split_seed=-1), "split_seed", "integer >= 0"),
+    ("ch4", dict(seeds=0), "seeds", "integer >= 1"),
+    ("ch4", dict(seeds=True), "seeds", "an integer"),
+    ("ch4", dict(sweep_seeds=0), "sweep_seeds", "integer >= 1"),
+    ("ch4", dict(lam_l2=-1e-3), "lam_l2", "finite number >= 0"),
+    ("ch4", dict(lam_l1=math.inf), "lam_l1", "finite number >= 0"),
+    ("ch4", dict(lam_l2=math.nan), "lam_l2", "got nan"),
+    ("ch4", dict(lams=()), "lams", "non-empty"),
+    ("ch4", dict(lams=[1e-3, -1.0]), "lams", "item -1.0"),
+    ("ch4", dict(lams=[0.0, 1e-3]), "lams", "> 0"),
+    ("ch4", dict(lams=[1e-3, "big"]), "lams", "'big'"),
+    ("ch4", dict(engine="foo"), "engine", "'varpro', 'thesis'"),
+    ("ch4", dict(n_jobs=0), "n_jobs", "-1"),
+    ("ch4", dict(dataset="missing.csv"), "dataset", "not found"),
+    ("ch4", dict(dataset="data/measured"), "dataset", "is a folder"),
+    ("ch4", dict(dataset=CH3_CSV), "dataset", "has no column"),
+    ("ch4", dict(dataset=""), "dataset", "existing file"),
+    ("ch4", dict(target="runtime"), "target", "is not a column of"),
+    ("ch4", dict(target="activation"), "target", "not a positive number"),
+    ("ch4", dict(figures_dir="{tmp}/notes.txt"), "figures_dir", "is a file"),
+    ("ch5", dict(n_fit=2000), "n_fit", "2000 + n_test 600 = 2600 rows asked for"),
+    ("ch5", dict(n_test=-600), "n_test", "got -600"),
+    ("ch5", dict(split_seed=-3), "split_seed", "integer >= 0"),
+    ("ch5", dict(seeds=0), "seeds", "integer >= 1"),
+    ("ch5", dict(lam=-0.5), "lam", "finite number >= 0"),
+    ("ch5", dict(engine="de"), "engine", "'varpro', 'thesis'"),
+    ("ch5", dict(n_jobs=-2), "n_jobs", "-1"),
+    ("ch5", dict(dataset=CH4_CSV), "dataset", "has no column"),
+    ("ch5", dict(target="step_run9"), "target", "is not a column of"),
+    ("ch5", dict(volume_study="no/volume.csv"), "volume_study", '"" to skip section 4'),
+    ("ch5", dict(volume_study=CH4_CSV), "volume_study", "has no column 'volume'"),
+    ("ch5", dict(ch4_dataset="data"), "ch4_dataset", "is a folder"),
+    ("ch5", dict(ch4_dataset="{tmp}/ch4_short.csv"), "n_fit", 'give ch4_dataset="" to skip the comparison'),
+    ("ch5", dict(figures_dir="{tmp}/notes.txt"), "figures_dir", "is a file"),
+]
+
+
+def _fill(params, tmp):
+    return {k: v.format(tmp=tmp) if isinstance(v, str) else v for k, v in params.items()}
+
+
+def _ids():
+    return [f"{ch}-{'-'.join(f'{k}={v!r}' for k, v in p.items())[:60]}" for ch, p, *_ in BAD]
+
+
+@pytest.fixture
+def no_analysis(monkeypatch):
+    """Any step past the checks (reading the data for the analysis, fitting) fails the test."""
+    import perfkit.data.measured as measured
+    import perfkit.model.fitting as fitting
+
+    def reached(*args, **kwargs):
+        raise AssertionError("the analysis started before the parameters were checked")
+
+    for name in ("load_steps", "load_phases", "thesis_split"):
+        monkeypatch.setattr(measured, name, reached)
+    monkeypatch.setattr(fitting, "fit_repeated", reached)
+    monkeypatch.setattr(ch4, "heldout_errors", reached)
+
+
+@pytest.mark.parametrize("chapter, params, name, text", BAD, ids=_ids())
+def test_bad_parameter_is_one_error_naming_it(chapter, params, name, text, files, no_analysis):
+    module = MODULES[chapter]
+    params = _fill(params, files)
+    for call in (module.check_params, module.analyse):
+        with pytest.raises(ParameterError) as info:
+            call(**params)
+        msg = str(info.value)
+        assert isinstance(info.value, ValueError)
+        assert msg.startswith(f"{name}: "), msg
+        assert text in msg, msg
+        assert "\n" not in msg, msg
+
+
+def test_the_battery_covers_every_chapter_and_enough_parameters():
+    assert len(BAD) >= 20
+    for chapter, module in MODULES.items():
+        named = {name for ch, _, name, _ in BAD if ch == chapter}
+        fields = {f.name for f in dataclasses.fields(module.Params) if f.type not in ("bool", bool)}
+        assert fields <= named, f"{chapter}: no bad-value case for {sorted(fields - named)}"
+
+
+@pytest.mark.parametrize("chapter", list(MODULES))
+def test_every_parameter_has_a_rule_and_the_defaults_pass_them(chapter):
+    module = MODULES[chapter]
+    params = module.Params
+    for f in dataclasses.fields(params):
+        assert f.name in params.CHECKS or f.type in ("bool", bool), f"{chapter}: {f.name} has no rule"
+    assert set(params.CHECKS) <= {f.name for f in dataclasses.fields(params)}
+    assert module.check_params() == params()
+    assert module.check_params(**params().as_dict()) == params()
+
+
+def test_rules_name_what_the_models_accept():
+    from perfkit.model.equations import VARIANTS
+    from perfkit.model.generic import METHODS
+
+    assert set(ch4.ENGINES) == set(METHODS)
+    assert set(ch3.VARIANTS) == set(VARIANTS)
+
+
+def test_good_values_pass(files):
+    assert ch3.check_params(measured_csv="", n_train=1, speedup_variants=["paper"]).measured_csv == ""
+    assert ch4.check_params(n_fit=900, n_test=600, lams=[1e-3], lam_l2=0, n_jobs=-1, engine="thesis",
+                            target="step_time", figures_dir=str(files / "new")).n_fit == 900
+    assert ch5.check_params(volume_study="", ch4_dataset="", lam=0.0).volume_study == ""
+    p = ch4.check_params(lams=[1e-4, 1e-2])  # papermill passes lists for the tuple parameters
+    assert list(p.lams) == [1e-4, 1e-2]
+
+
+def test_quick_mode_may_scale_the_split_down():
+    """Quick runs (tests, smoke runs on a partial collection) keep the old behaviour: the split shrinks."""
+    assert ch4.check_params(quick=True, n_fit=5000).n_fit == 5000
+    assert ch5.check_params(quick=True, n_fit=5000).n_fit == 5000
+    with pytest.raises(ParameterError, match="n_fit"):
+        ch4.check_params(quick=True, n_fit=0)
+
+
+def test_analyse_takes_checked_params_and_checks_overrides(no_analysis):
+    p = ch4.check_params(n_fit=900, n_test=600)
+    with pytest.raises(ParameterError, match="^n_test: got 0"):
+        ch4.analyse(p, n_test=0)
+    with pytest.raises(ParameterError, match="^params: expected a perfkit.chapters.ch4.Params"):
+        ch4.analyse({"n_fit": 900})
+    with pytest.raises(ParameterError, match="^params: expected"):
+        ch5.analyse(p)
+
+
+def test_heldout_errors_checks_its_fit_name_and_parameters():
+    with pytest.raises(ParameterError, match="^fit_name: got 'RF'"):
+        ch4.heldout_errors("RF")
+    with pytest.raises(ParameterError, match="^n_fit: 5000"):
+        ch4.heldout_errors("DE+L2", n_fit=5000)
+
+
+def test_parameter_error_renders_as_one_line_in_jupyter():
+    err = ParameterError("n_fit: got 0; expected an integer >= 2")
+    assert isinstance(err, ValueError)
+    assert err._render_traceback_() == ["ParameterError: n_fit: got 0; expected an integer >= 2"]
+    try:
+        ch4.check_params(engine="foo")
+    except ParameterError as exc:
+        [line] = exc._render_traceback_()
+        assert line.startswith("ParameterError: engine: got 'foo'")
+
+
+def test_notebook_check_cell_passes_every_parameter(root):
+    """The cell after ``parameters`` hands every notebook parameter to ``check_params``, which knows them all."""
+    import papermill as pm
+
+    for chapter, module in MODULES.items():
+        path = nbs.notebook_path(chapter)
+        cells = json.loads(path.read_text())["cells"]
+        i = next(k for k, c in enumerate(cells) if "parameters" in c.get("metadata", {}).get("tags", []))
+        check = cells[i + 1]
+        assert check["cell_type"] == "code" and f"params = {chapter}.check_params(" in check["source"]
+        names = set(pm.inspect_notebook(str(path)))
+        assert names <= {f.name for f in dataclasses.fields(module.Params)}
+        for name in names:
+            assert re.search(rf"\b{name}={name}\b", check["source"]), f"{chapter}: {name} not checked"
+        setup = next(c for c in cells if c.get("id") == "setup")
+        assert f"{chapter}.analyse(params)" in setup["source"]
+
+
+def test_reproduce_rejects_unknown_names_and_file_folders_before_running(tmp_path):
+    with pytest.raises(ValueError, match="^parameters: 'n_fits' is not a parameter of the ch4 notebook"):
+        nbs.reproduce(["ch4"], quick=True, build_dir=tmp_path / "b", parameters={"n_fits": 900})
+    with pytest.raises(ValueError, match="^parameters: 'lams' is not a parameter of the ch5 notebook"):
+        nbs.reproduce(["ch4", "ch5"], quick=True, build_dir=tmp_path / "b", parameters={"lams": [1e-3]})
+    (tmp_path / "file").write_text("x")
+    with pytest.raises(ValueError, match="^figures_dir: .* is a file"):
+        nbs.reproduce(["ch4"], quick=True, build_dir=tmp_path / "b", figures_dir=str(tmp_path / "file"))
+    with pytest.raises(ValueError, match="^build_dir: .* is a file"):
+        nbs.reproduce(["ch4"], quick=True, build_dir=tmp_path / "file")
+    with pytest.raises(ValueError, match="^chapter: unknown 'ch9'; known chapters: ch3, ch4, ch5"):
+        nbs.reproduce(["ch4", "ch9"], quick=True, build_dir=tmp_path / "b")
+    assert not (tmp_path / "b").exists()
+
+
+@pytest.mark.slow
+def test_reproduce_with_a_bad_parameter_is_one_clean_cli_error(tmp_path, capfd):
+    """``perfkit reproduce -p n_fit 0`` stops in the notebook's check cell: exit 2, one line, no traceback, in seconds."""
+    from perfkit.cli import main
+
+    code = main(["reproduce", "--chapter", "ch4", "--quick", "--no-progress", "--build-dir", str(tmp_path / "b"),
+                 "--figures-dir", str(tmp_path / "f"), "-p", "n_fit", "0"])
+    out, err = capfd.readouterr()
+    assert code == 2
+    [line] = [ln for ln in err.splitlines() if ln.startswith("perfkit: error:")]
+    assert line.startswith("perfkit: error: notebook ch4_generic_model.ipynb failed in cell 3: ParameterError: "
+                           "n_fit: got 0; expected an integer >= 2"), line
+    assert str(tmp_path / "b" / "ch4_generic_model.ipynb") in line
+    assert "Traceback" not in out + err and "\x1b[" not in out + err
+    assert not (tmp_path / "f").exists() or not any((tmp_path / "f").rglob("*.png"))  # stopped before analyse
+    executed = json.loads((tmp_path / "b" / "ch4_generic_model.ipynb").read_text())
+    [error] = [o for c in executed["cells"] if c["cell_type"] == "code" for o in c.get("outputs", [])
+               if o["output_type"] == "error"]
+    assert error["traceback"] == [f"ParameterError: {error['evalue']}"]
+
+
+def test_cli_parameter_values_are_literals_or_text():
+    from perfkit.cli import _literal
+
+    assert _literal("900") == 900 and _literal("1e-3") == 1e-3 and _literal("True") is True
+    assert _literal("[1e-3, 1e-2]") == [1e-3, 1e-2]
+    assert _literal("data/my.csv") == "data/my.csv" and _literal("__import__('os')") == "__import__('os')"
+
+
+def test_notebook_error_message_names_notebook_cell_and_copy(root):
+    err = nbs.NotebookError(root / "notebooks" / "ch4_generic_model.ipynb", 3, "ParameterError", "n_fit: got 0",
+                            root / "build" / "quick" / "ch4_generic_model.ipynb")
+    assert isinstance(err, ValueError)
+    assert str(err) == ("notebook ch4_generic_model.ipynb failed in cell 3: ParameterError: n_fit: got 0; the "
+                        "executed copy with the full traceback is build/quick/ch4_generic_model.ipynb")
