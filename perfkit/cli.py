@@ -311,6 +311,12 @@ def _cmd_fit(args) -> None:
         seeds += more.seeds
     rep = RepeatedFit(models=models, seeds=seeds)
     best = rep.best
+    print(f"\nbest objective {best.objective_:.6g}; {rep.n_agree} of {len(rep.models)} seeds reached it "
+          f"(to {rep.AGREE_RTOL:g} relative); spread over seeds {rep.objective_spread:.2g} (relative)")
+    if not rep.converged:
+        print("perfkit: warning: the fit may not have converged: "
+              + ("only one seed reached the best objective; run more --seeds" if rep.n_agree < 2 else
+                 "the final refinement stopped at its iteration limit") , file=sys.stderr)
     with pd.option_context("display.width", 160, "display.max_rows", 200, "display.float_format", "{:.4g}".format):
         print("\nparameters (best seed):")
         print(best.params_.drop(columns=["column", "level"]).to_string(index=False))

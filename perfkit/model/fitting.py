@@ -112,6 +112,28 @@ class RepeatedFit:
         """The fit with the lowest objective."""
         return min(self.models, key=lambda m: m.objective_)
 
+    #: seeds whose objective is within this relative distance of the best count as having reached it
+    AGREE_RTOL = 1e-4
+
+    @property
+    def objective_spread(self) -> float:
+        """(worst − best) / best objective over the seeds: 0 when every seed found the same optimum."""
+        objs = [m.objective_ for m in self.models]
+        return (max(objs) - min(objs)) / max(abs(min(objs)), 1e-300)
+
+    @property
+    def n_agree(self) -> int:
+        """How many seeds reached the best objective to :attr:`AGREE_RTOL` (relative)."""
+        best = self.best.objective_
+        return sum(m.objective_ - best <= self.AGREE_RTOL * max(abs(best), 1e-300) for m in self.models)
+
+    @property
+    def converged(self) -> bool:
+        """The convergence test across starts: at least two seeds (every seed when only one was run) reached
+        the best objective, and the best fit's own refinement met its tolerance."""
+        need = min(2, len(self.models))
+        return self.n_agree >= need and getattr(self.best, "converged_", True) is not False
+
     def summary(self):
         """Mean ± std over seeds in the layout of Tables 4.2/4.3.
 

@@ -125,6 +125,11 @@ class GenericPerformanceModel(RegressorMixin, BaseEstimator):
         Generations of differential evolution.
     history_ : list of float
         Best cost after each generation.
+    converged_ : bool or None
+        Whether the varpro engine's final refinement (all parameters together, L-BFGS-B on
+        the smoothed objective, :func:`perfkit.model.engines.refine`) met its tolerance; None
+        for the thesis engine, which has no such test. Across seeds,
+        :class:`perfkit.model.fitting.RepeatedFit` reports the spread of the objectives.
     fit_time_ : float
         Wall time of the fit in seconds.
     categories_ : dict
@@ -290,6 +295,7 @@ class GenericPerformanceModel(RegressorMixin, BaseEstimator):
                                               self.penalty, lam)[0])
         self.n_iter_ = int(found.n_iter)
         self.history_ = found.history
+        self.converged_ = found.converged
         self.n_features_in_ = len(num) + len(cat) + len(ext)
         bad = [name for name, v in (("objective", [self.objective_]), ("coefficients", self.coef_),
                                     ("powers", self.powers_)) if not np.all(np.isfinite(v))]
@@ -391,6 +397,7 @@ class GenericPerformanceModel(RegressorMixin, BaseEstimator):
                 "fit_time": self.fit_time_,
                 "history": [float(v) for v in self.history_],
                 "constant_columns": {c: _jsonable(v) for c, v in getattr(self, "constant_columns_", {}).items()},
+                "converged": getattr(self, "converged_", None),
             },
         }
         text = json.dumps(doc, indent=1)
@@ -516,7 +523,7 @@ def _model_from_doc(cls, doc, where: str):
         if key not in f:
             raise fail(f"fitted: {key!r} is missing")
     for key in f:
-        if key not in _FITTED_KEYS + ("constant_columns",):
+        if key not in _FITTED_KEYS + ("constant_columns", "converged"):
             raise fail(f"fitted: unexpected key {key!r}")
 
     def names(key):
@@ -577,6 +584,9 @@ def _model_from_doc(cls, doc, where: str):
         raise fail(f"fitted.n_iter: expected an integer >= 0, got {short(f['n_iter'])}")
     history = numbers("history", finite=False)
     constant = f.get("constant_columns", {})
+    converged = f.get("converged")
+    if converged is not None and not isinstance(converged, bool):
+        raise fail(f"fitted.converged: expected true, false or null, got {short(converged)}")
     if not isinstance(constant, dict) or not all(c in num + cat + ext and scalar(v) for c, v in constant.items()):
         raise fail(f"fitted.constant_columns: expected an object of model column -> value, got {short(constant)}")
 
@@ -589,6 +599,7 @@ def _model_from_doc(cls, doc, where: str):
     model.objective_, model.n_iter_ = float(f["objective"]), int(f["n_iter"])
     model.fit_time_, model.history_ = float(f["fit_time"]), [float(v) for v in history]
     model.constant_columns_ = dict(constant)
+    model.converged_ = converged
     model.n_features_in_ = len(num) + len(cat) + len(ext)
     return model
 
