@@ -28,7 +28,8 @@ from typing import Callable
 import numpy as np
 
 __all__ = ["Problem", "EngineResult", "ENGINES", "design", "penalty_value", "objective", "solve_linear",
-           "fit_thesis", "fit_varpro", "CHUNK_BYTES", "REFINE_STAGES", "refine", "smoothed_objective"]
+           "fit_thesis", "fit_varpro", "CHUNK_BYTES", "REFINE_STAGES", "refine", "residuals",
+           "residuals_jacobian", "smoothed_loss"]
 
 CHUNK_BYTES = 500_000  # design-matrix bytes per chunk of candidates (keeps the batch in cache)
 
@@ -221,13 +222,8 @@ def _polish(problem: Problem, powers, irls_iter):
 REFINE_STAGES = (1e-2, 1e-4, 1e-6)
 
 
-def smoothed_objective(x, problem: Problem, delta: float):
-    """The objective with |r| replaced by sqrt(r² + δ²) (and |x| likewise for L1), and its gradient.
-
-    ``x`` = (linear parameters a, κ, C; powers p, q). As δ → 0 this is the exact objective
-    (eq. 4.9 plus the penalty); for δ > 0 it is smooth, so a quasi-Newton method can refine all
-    parameters together.
-    """
+def _unpack(x, problem: Problem):
+    """Split ``x`` = (a, κ, C, p, q) and compute F = Π E^q, T = I^p and the intrinsic sum."""
     pb = problem
     K, n_p = pb.n_linear, pb.n_p
     b, pw = x[:K], x[K:]
@@ -236,57 +232,108 @@ def smoothed_objective(x, problem: Problem, delta: float):
     F = np.exp(pb.log_e @ q) if q.size else np.ones(n)
     T = np.exp(pb.log_i * p) if n_p else np.zeros((n, 0))
     inner = T @ b[:n_p] + pb.onehot @ b[n_p:K - 1]
-    r = pb.y - (F * inner + b[K - 1])
-    a = np.sqrt(r * r + delta * delta)
-    g_pred = -(r / a) / n
-    grad = np.empty_like(x)
-    grad[:n_p] = (F * g_pred) @ T
-    grad[n_p:K - 1] = (F * g_pred) @ pb.onehot
-    grad[K - 1] = g_pred.sum()
-    grad[K:K + n_p] = ((g_pred * F)[:, None] * pb.log_i * T * b[:n_p]).sum(axis=0) if n_p else 0.0
-    grad[K + n_p:] = pb.log_e.T @ (g_pred * F * inner) if q.size else 0.0
-    value = float(a.mean())
-    if pb.penalty is not None and pb.lam > 0:
-        mask = np.ones_like(x)
-        mask[K - 1] = 0.0  # C is not penalised
-        if pb.penalty == "l2":
-            value += pb.lam * float(np.sum(mask * x * x))
-            grad += 2.0 * pb.lam * mask * x
-        else:
-            ax = np.sqrt(x * x + delta * delta)
-            value += pb.lam * float(np.sum(mask * ax))
-            grad += pb.lam * mask * x / ax
-    return value, grad
+    return b, F, T, inner
 
 
-def refine(problem: Problem, lin, powers, stages=REFINE_STAGES, maxiter: int = 20000):
-    """Refine every parameter together: L-BFGS-B on :func:`smoothed_objective`, δ shrinking over ``stages``.
+def residuals(x, problem: Problem) -> np.ndarray:
+    """Residuals y − t(x) of all rows, then the penalised parameters (every one but C) when λ > 0."""
+    b, F, T, inner = _unpack(x, problem)
+    r = problem.y - (F * inner + b[problem.n_linear - 1])
+    return np.concatenate([r, x[_penalised(problem, len(x))]])
+
+
+def residuals_jacobian(x, problem: Problem) -> np.ndarray:
+    """The Jacobian of :func:`residuals` (analytic)."""
+    pb = problem
+    K, n_p = pb.n_linear, pb.n_p
+    n = len(pb.y)
+    b, F, T, inner = _unpack(x, problem)
+    pen = _penalised(problem, len(x))
+    J = np.zeros((n + len(pen), len(x)))
+    J[:n, :n_p] = -F[:, None] * T
+    J[:n, n_p:K - 1] = -F[:, None] * pb.onehot
+    J[:n, K - 1] = -1.0
+    J[:n, K:K + n_p] = -(F[:, None] * pb.log_i * T * b[:n_p])
+    J[:n, K + n_p:] = -(pb.log_e * (F * inner)[:, None])
+    J[np.arange(n, n + len(pen)), pen] = 1.0
+    return J
+
+
+def _penalised(problem: Problem, size: int) -> np.ndarray:
+    if problem.penalty is None or problem.lam <= 0:
+        return np.zeros(0, dtype=int)
+    return np.delete(np.arange(size), problem.n_linear - 1)  # C is not penalised
+
+
+def smoothed_loss(problem: Problem, delta: float):
+    """The loss of :func:`scipy.optimize.least_squares` that turns 0.5·Σρ(f²) into the objective with every
+    |r| replaced by √(r² + δ²) (and, for L1, every |x| likewise); the L2 penalty stays λ·x².
+
+    As δ → 0 this is the exact objective: eq. 4.9 plus the penalty of eqs. 4.11–4.12.
+    """
+    n, lam, penalty = len(problem.y), problem.lam, problem.penalty
+
+    def loss(z):
+        rho = np.empty((3, z.size))
+        zd = z[:n] + delta * delta
+        s = np.sqrt(zd)
+        rho[0, :n], rho[1, :n], rho[2, :n] = 2.0 * s / n, 1.0 / (n * s), -1.0 / (2.0 * n * zd * s)
+        zp = z[n:]
+        if penalty == "l2":
+            rho[0, n:], rho[1, n:], rho[2, n:] = 2.0 * lam * zp, 2.0 * lam, 0.0
+        elif zp.size:
+            zz = zp + delta * delta
+            sp = np.sqrt(zz)
+            rho[0, n:], rho[1, n:], rho[2, n:] = 2.0 * lam * sp, lam / sp, -lam / (2.0 * zz * sp)
+        return rho
+
+    return loss
+
+
+def refine(problem: Problem, lin, powers, stages=REFINE_STAGES):
+    """Refine every parameter together on the smoothed objective, δ shrinking over ``stages``.
 
     The global search only finds the right basin: its linear parameters come from a few
     reweighted least-squares steps that are not exact (clipping is not a bounded solver), and
-    its polish moves the powers alone. Refining powers and linear parameters jointly on a
-    smooth objective, then narrowing the smoothing, reaches the bottom of the basin to
-    ~1e-7 relative, so fits from different seeds, and on different CPUs, agree.
+    the landscape it sees is not the objective's. Refining powers and linear parameters jointly
+    (:func:`scipy.optimize.least_squares`, trust-region reflective with the bounds, the analytic
+    Jacobian and :func:`smoothed_loss`), then narrowing the smoothing, reaches the bottom of the
+    basin, so fits from different seeds, and on different CPUs, agree.
 
-    Returns ``(lin, powers, converged, message)``; ``converged`` is whether the last stage met
-    its tolerance (and not its iteration cap).
+    Returns ``(lin, powers, converged, message)``; ``converged`` is whether the last stage met a
+    tolerance (and not its evaluation cap).
     """
-    from scipy.optimize import minimize
+    from scipy.optimize import least_squares
 
     K = problem.n_linear
     lo, hi = problem.lin_bounds
-    bounds = list(zip(lo, hi)) + list(problem.pow_bounds)
-    x = np.clip(np.concatenate([np.asarray(lin, float), np.asarray(powers, float)]),
-                [b[0] for b in bounds], [b[1] for b in bounds])
+    lower = np.concatenate([lo, [b[0] for b in problem.pow_bounds]])
+    upper = np.concatenate([hi, [b[1] for b in problem.pow_bounds]])
+    x = np.clip(np.concatenate([np.asarray(lin, float), np.asarray(powers, float)]), lower, upper)
+    free = lower < upper
     scale = max(float(np.mean(np.abs(problem.y))), 1e-300)
     res = None
     for rel in stages:
-        res = minimize(smoothed_objective, x, args=(problem, rel * scale), jac=True, method="L-BFGS-B",
-                       bounds=bounds, options={"maxiter": int(maxiter), "maxfun": 2 * int(maxiter),
-                                                    "ftol": 1e-13, "gtol": 1e-10})
-        x = res.x
-    converged = bool(res.success) if res is not None else True
-    message = str(res.message) if res is not None else ""
+        if not free.any():
+            break
+        fixed = x.copy()
+
+        def fun(z):
+            full = fixed.copy()
+            full[free] = z
+            return residuals(full, problem)
+
+        def jac(z):
+            full = fixed.copy()
+            full[free] = z
+            return residuals_jacobian(full, problem)[:, free]
+
+        res = least_squares(fun, x[free], jac=jac, bounds=(lower[free], upper[free]),
+                            loss=smoothed_loss(problem, rel * scale), method="trf", x_scale="jac",
+                            ftol=1e-12, xtol=1e-12, gtol=1e-12)
+        x[free] = res.x
+    converged = True if res is None else bool(res.status > 0)
+    message = "" if res is None else f"{res.message} ({res.nfev} evaluations in the last stage)"
     return x[:K], x[K:], converged, message
 
 
