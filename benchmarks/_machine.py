@@ -1,2 +1,13 @@
-"""Machine facts recorded beside every benchmark result (see perfkit.measure.provenance)."""
-from perfkit.measure.provenance import machine_info  # noqa: F401
+"""Machine facts recorded beside every benchmark result (see perfkit.measure.provenance).
+
+``machine_info()`` here is perfkit's, plus ``numeric``: the numeric environment the timings
+depend on (CPU SIMD flags, BLAS library and core type, numpy's SIMD dispatch, thread counts,
+the BLAS/OpenMP environment variables; :func:`perfkit.measure.provenance.numeric_environment`).
+"""
+from perfkit.measure.provenance import machine_info as _machine_info
+from perfkit.measure.provenance import numeric_environment, numeric_summary  # noqa: F401
+
+
+def machine_info(**kwargs) -> dict:
+    """:func:`perfkit.measure.provenance.machine_info` with the ``numeric`` environment added."""
+    return {**_machine_info(**kwargs), "numeric": numeric_environment()}

@@ -28,7 +28,7 @@ import numpy as np
 import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _machine import machine_info  # noqa: E402
+from _machine import machine_info, numeric_summary  # noqa: E402
 
 from perfkit.measure.workers import WorkerGroup  # noqa: E402
 
@@ -143,6 +143,8 @@ def _markdown(res: dict) -> str:
     lines = ["# Harness benchmarks", "", f"Machine: {m['cpu']}, {m['cores']} cores, {m['memory_gib']} GiB, "
              f"{m['os']}, Python {m['python']}, torch {m['versions'].get('torch', '?')}; commit {m['git_commit']}; "
              f"{m['date']}.", ""]
+    if "numeric" in m:  # results written before the numeric environment was recorded lack it
+        lines += [f"Numeric environment: {numeric_summary(m['numeric'])}.", ""]
     if "overhead" in res:
         o = res["overhead"]
         lines += ["## Overhead of per-phase timing (target <= 2 %)", "",

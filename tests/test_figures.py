@@ -52,3 +52,73 @@ def test_env_var_sets_default_folder(tmp_path, monkeypatch):
     monkeypatch.setenv("PERFKIT_FIGURES", str(tmp_path))
     p = pk.savetable(pd.DataFrame({"a": [1.0]}), "ch3/t")
     assert p == tmp_path / "ch3" / "t.csv"
+
+
+# ------------------------------------------------------------------ thesis figure numbers and the λ figures
+def test_per_framework_figures_carry_the_thesis_numbers():
+    from perfkit.data.thesis import THESIS_FIGURES, figure_number, figure_stem
+
+    assert figure_stem("ch4", "de_pred_vs_measured", "pytorch") == "fig4_5_de_pred_vs_measured"
+    assert figure_stem("ch4", "de_pred_vs_measured", "TensorFlow") == "fig4_3_de_pred_vs_measured"
+    assert figure_stem("ch4", "svr_pred_vs_measured", "mxnet") == "fig4_13_svr_pred_vs_measured"
+    assert figure_stem("ch4", "intrinsic_coef_paths") == "fig4_16_intrinsic_coef_paths"
+    assert figure_stem("ch5", "rf_pred_vs_measured", "PyTorch") == "fig5_4_rf_pred_vs_measured"
+    # the List of figures: TensorFlow, MXNet, PyTorch in threes from 4.3 to 4.14, then 4.15-4.17 once each
+    numbers = []
+    for entry in THESIS_FIGURES["ch4"].values():
+        if isinstance(entry, dict):
+            assert list(entry) == ["TensorFlow", "MXNet", "PyTorch"]
+            numbers += list(entry.values())
+        else:
+            numbers.append(entry)
+    assert sorted(numbers, key=lambda n: int(n.split(".")[1])) == [f"4.{i}" for i in range(3, 18)]
+    # a framework the thesis did not measure: no thesis number, an extension's name
+    assert figure_number("ch4", "rf_pred_vs_measured", "JAX") == ""
+    assert figure_stem("ch4", "rf_pred_vs_measured", "JAX") == "ext_rf_pred_vs_measured_jax"
+    with pytest.raises(ValueError, match="name one"):
+        figure_stem("ch4", "rf_pred_vs_measured")
+    with pytest.raises(ValueError, match="unknown ch4/l1_coef_paths"):
+        figure_stem("ch4", "l1_coef_paths")
+
+
+def _sweep(shift=0.0):
+    import numpy as np
+
+    names = {"metric": ["r2_test"], "a": ["a[x]", "a[y]"], "p": ["p[x]", "p[y]"], "q": ["q[batch_size]", "q[workers]"],
+             "k": ["k[act=relu]", "k[act=tanh]", "k[opt=sgd]"], "C": ["C"]}
+    rows = [(pen, lam, seed, q, kind, float(np.log10(lam)) + seed + shift)
+            for pen in ("l1", "l2") for lam in (1e-4, 1e-3, 1e-2) for seed in (0, 1)
+            for kind, qs in names.items() for q in qs]
+    return pd.DataFrame(rows, columns=["penalty", "lam", "seed", "quantity", "kind", "value"])
+
+
+def test_coef_path_figures_have_the_thesis_panels_and_both_penalties():
+    from perfkit.report import plots
+
+    sweeps = {"PyTorch (cpu)": _sweep(), "TensorFlow (gpu)": _sweep(0.5)}
+    axes = plots.plot_coef_paths(sweeps, ("k", "q"), chosen_lam=1e-3)  # Figure 4.17
+    assert axes.shape == (2, 4)  # rows: panels (a), (b); columns: framework × penalty
+    assert [ax.get_title() for ax in axes[0]] == ["(a) PyTorch (cpu), L1", "(a) PyTorch (cpu), L2",
+                                                 "(a) TensorFlow (gpu), L1", "(a) TensorFlow (gpu), L2"]
+    assert axes[1][0].get_title() == "(b) PyTorch (cpu), L1"
+    assert "categorical" in axes[0][0].get_ylabel() and "extrinsic" in axes[1][0].get_ylabel()
+    labels = [line.get_label() for line in axes[0][0].get_lines() if not line.get_label().startswith("_")]
+    assert labels == ["act=relu", "act=tanh", "opt=sgd"]
+    for ax in axes.flat:  # no two lines of a panel share colour and style
+        pairs = [(line.get_color(), line.get_linestyle()) for line in ax.get_lines()
+                 if not line.get_label().startswith("_")]
+        assert len(pairs) == len(set(pairs))
+    axes = plots.plot_coef_paths(sweeps["PyTorch (cpu)"], ("a", "p"), label="PyTorch (cpu)")  # Figure 4.16
+    assert axes.shape == (2, 2) and "coefficients a" in axes[0][0].get_ylabel().replace("\n", " ")
+    with pytest.raises(ValueError, match="kinds"):
+        plots.plot_coef_paths(_sweep(), ("zz",))
+
+
+def test_r2_figure_has_an_l1_and_an_l2_panel_with_a_line_per_framework():
+    from perfkit.report import plots
+
+    axes = plots.plot_r2_vs_lambda({"PyTorch (cpu)": _sweep(), "MXNet (gpu)": _sweep(0.5)})
+    assert [ax.get_title() for ax in axes] == ["(a) L1", "(b) L2"]
+    assert len(axes[0].containers) == 2  # one errorbar line per framework
+    only_l2 = _sweep()[lambda d: d["penalty"] == "l2"]
+    assert [ax.get_title() for ax in plots.plot_r2_vs_lambda(only_l2)] == ["(a) L2"]

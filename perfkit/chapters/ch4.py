@@ -7,10 +7,14 @@ to a ``perfkit collect ch4`` file split as the thesis split it, and computes
 2. Table 4.2 and Figs. 4.3-4.5: fits without regularisation, 10 seeds;
 3. Table 4.3 and Figs. 4.6-4.8: L2, λ = 1e-3;
 4. Table 4.4: L1 against L2;
-5. Table 4.5: the scaling power of workers;
-6. Figs. 4.9-4.14 and journal Table 5: random forest and SVR;
+5. Table 4.5, journal Table 6 and conference Table II: the scaling power of workers;
+6. Figs. 4.9-4.14, journal Table 5 and conference Table I: random forest and SVR;
 7. Figs. 4.15-4.17: R² and coefficients against λ;
 8. the claims ledger (:data:`CLAIMS`).
+
+Figures the thesis draws once per framework carry the number of the measured framework
+(:data:`perfkit.data.thesis.THESIS_FIGURES`: PyTorch data gives ``fig4_5_de_pred_vs_measured``,
+TensorFlow data ``fig4_3_…``); ``ChapterResult.figures_of(slug)`` finds them whatever the number.
 
 The notebook ``notebooks/ch4_generic_model.ipynb`` calls :func:`analyse`, shows its
 tables and figures and explains them. Chapter 5 reuses :func:`heldout_errors`.
@@ -20,13 +24,17 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+import numpy as np
+
 from ..report.claims import Claim, fmt, judge_all
+from ..report.uncertainty import B
 from ..schema import ROLES, THESIS_EXTRINSIC
 from .result import (ChapterResult, Check, ParameterError, ParamsBase, at_least, checked_params, existing_file, grid,
                      make_params, number_at_least, one_of, output_folder, show_path)
 
 __all__ = ["Params", "check_params", "check_steps_file", "analyse", "CLAIMS", "make_model", "params_side_by_side",
-           "error_row", "thesis_mape", "heldout_errors"]
+           "error_row", "thesis_mape", "heldout_errors", "heldout_predictions", "level_ratio", "r2_drop",
+           "seed_statistic", "framework_powers"]
 
 #: columns a chapter 4/5 model may take as its target (what ``perfkit collect`` times)
 TARGETS = ("epoch_time", "step_time")
@@ -191,12 +199,15 @@ def error_row(y_true, y_pred) -> dict:
             "RMSE": rmse(y_true, y_pred), "R2": r2(y_true, y_pred)}
 
 
-def thesis_mape(method: str, table: str = "journal5") -> str:
-    """The thesis's published MAPE of ``method`` per framework, as figure text (``"5 % TensorFlow, …"``)."""
-    from ..data.thesis import load_thesis_table
+def thesis_mape(method: str, table: str = "journal5", framework: str | None = None) -> str:
+    """The thesis's published MAPE of ``method`` per framework, as figure text (``"TensorFlow 5 %, …"``);
+    ``framework`` keeps that framework's only, where the table has it."""
+    from ..data.thesis import framework_name, load_thesis_table
 
     t = load_thesis_table(table)
     t = t[(t["metric"] == "MAPE") & (t["method"] == method)]
+    if framework is not None and (t["framework"] == framework_name(framework)).any():
+        t = t[t["framework"] == framework_name(framework)]
     return ", ".join(f"{r.framework} {r.mean:g} %" for r in t.itertuples())
 
 
@@ -206,6 +217,11 @@ def heldout_errors(fit_name: str = "DE+L2", **params) -> dict:
     Chapter 5 compares its errors with Chapter 4's through this function: the same
     data, split, seeds and engine as :func:`analyse` give the same numbers.
     """
+    return error_row(*heldout_predictions(fit_name, **params))
+
+
+def heldout_predictions(fit_name: str = "DE+L2", **params):
+    """``(y_test, predictions)`` of one Chapter 4 fit on its held-out rows (as :func:`heldout_errors`), as arrays."""
     from ..data.measured import load_steps, thesis_split
     from ..model.fitting import fit_repeated
     from ..schema import resolve
@@ -220,79 +236,417 @@ def heldout_errors(fit_name: str = "DE+L2", **params) -> dict:
     kw = dict(penalty=penalty, lam=lam) if penalty else {}
     fit = fit_repeated(make_model(**kw, **p.de_kw), X_fit, y_fit, seeds=p.n_seeds, n_jobs=p.n_jobs,
                        progress=p.progress, desc=f"Chapter 4 {fit_name} fits")
-    return error_row(y_test, fit.best.predict(X_test))
+    return np.asarray(y_test, dtype=float), np.asarray(fit.best.predict(X_test), dtype=float)
 
 
 # ------------------------------------------------------------------------------------------- claims
-def _stable(q):
-    s = q["stability"]
-    return (s["q_sd"] < s["p_sd"]) and (s["c_rel"] < s["a_rel"])
+_B = f"{B} bootstrap resamples"
+#: where the resamples of each kind of quantity come from (the ledger's ``resampling`` column)
+SOURCES = {
+    "heldout": f"{_B} of the held-out rows, the same rows for every model (paired)",
+    "seeds": f"{_B} of the fit's seeds",
+    "sweep": f"{_B} of the seeds at each λ",
+    "effects": f"{B} draws from the normal approximation (HC3 covariance) of an OLS fit of log time on every "
+               "hyperparameter as a category, over all measured rows",
+    "power": f"{B} draws from the normal approximation (HC3 covariance) of an OLS fit of log time on log workers, "
+             "log batch size and every other hyperparameter as a category, per framework",
+    "printed": f"printed numbers, each drawn {B} times uniformly within ±½ unit of its last digit",
+    "exact": "none: printed numbers compared beyond their rounding (exact)",
+}
+#: fewest seeds a seed-to-seed interval is computed from (two seeds give a degenerate bootstrap)
+MIN_SEEDS = 3
+#: what §4.3.5 and §4.4 rank: these frameworks scale better than TensorFlow
+BETTER_THAN_TF = ("MXNet", "PyTorch")
 
 
-#: The claims of Chapter 4 and their rules, in ledger order.
+def heldout_metric(q, metric: str = "MAPE") -> dict:
+    """``{model: (estimate, samples)}`` of a held-out ``metric`` over the paired bootstrap of ``q["heldout"]``."""
+    from ..report.uncertainty import METRICS, paired_bootstrap
+
+    h = q["heldout"]
+    return paired_bootstrap(h["y"], h["pred"], METRICS[metric])
+
+
+def heldout_difference(q, a: str, b: str, metric: str = "MAPE", ratio: bool = False):
+    """``metric(a) − metric(b)`` (or their ratio) on the same resampled held-out rows, as :class:`Evidence`."""
+    from ..report.uncertainty import Evidence
+
+    m = heldout_metric(q, metric)
+    if a not in m or b not in m:
+        return None
+    (ea, sa), (eb, sb) = m[a], m[b]
+    if ratio:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return Evidence.from_samples(ea / eb, sa / sb, SOURCES["heldout"])
+    return Evidence.from_samples(ea - eb, sa - sb, SOURCES["heldout"])
+
+
+def _l2_over_l1(q):
+    from ..report.uncertainty import Evidence
+
+    parts = [heldout_difference(q, "DE+L2", "DE+L1", m, ratio=True) for m in ("MAPE", "MSE", "RMSE")]
+    return None if None in parts else Evidence.combine(np.max, parts)
+
+
+def _svr_margin(q):
+    from ..report.uncertainty import Evidence
+
+    m = heldout_metric(q, "MAPE")
+    if "SVR" not in m or len(m) < 2:
+        return None
+    others = [k for k in ("DE", "DE+L2", "RF") if k in m]
+    est = m["SVR"][0] - max(m[k][0] for k in others)
+    samples = m["SVR"][1] - np.max(np.vstack([m[k][1] for k in others]), axis=0)
+    return Evidence.from_samples(est, samples, SOURCES["heldout"])
+
+
+def seed_statistic(params, columns, stat, seed=None):
+    """``stat(values, axis)`` of the per-seed ``params`` (a :attr:`RepeatedFit.params` table) over ``columns``,
+    with its bootstrap over seeds; None with fewer than :data:`MIN_SEEDS` seeds or no such column."""
+    from ..report.uncertainty import SEED, Evidence, seed_bootstrap
+
+    cols = [c for c in columns if c in params.columns]
+    if len(params) < MIN_SEEDS or not cols:
+        return None
+    est, samples = seed_bootstrap(params[cols].to_numpy(dtype=float), stat, seed=SEED if seed is None else seed)
+    return Evidence.from_samples(est, samples, SOURCES["seeds"])
+
+
+def _cols(params, prefix):
+    return [c for c in params.columns if any(c.startswith(pfx) for pfx in prefix)]
+
+
+def _sd(v, axis):
+    return v.std(axis=axis, ddof=1)
+
+
+def _cv(v, axis):
+    """Coefficient of variation over seeds; 0 where every seed gives the same value (even 0)."""
+    sd = v.std(axis=axis, ddof=1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(sd == 0, 0.0, sd / np.abs(v.mean(axis=axis)))
+
+
+def _max_sd(v, axis):
+    return _sd(v, axis).max(axis=-1)
+
+
+def _median_cv(v, axis):
+    return np.nanmedian(_cv(v, axis), axis=-1)
+
+
+def _median_sd(v, axis):
+    return np.median(_sd(v, axis), axis=-1)
+
+
+def _mean(v, axis):
+    return v.mean(axis=axis)[..., 0]
+
+
+def _stat(q, fit, columns, stat):
+    pp = q["seed_params"].get(fit)
+    if pp is None:
+        return None
+    return seed_statistic(pp, columns if isinstance(columns, list) else _cols(pp, columns), stat)
+
+
+def _intrinsic_vary(q):
+    from ..report.uncertainty import Evidence
+
+    pp = q["seed_params"].get("DE")
+    if pp is None or len(pp) < MIN_SEEDS:
+        return None
+    p_sd = seed_statistic(pp, _cols(pp, ("p[",)), _median_sd)
+    q_sd = seed_statistic(pp, _cols(pp, ("q[",)), _max_sd)
+    if p_sd is None or q_sd is None:
+        return None
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return Evidence.combine(lambda a, axis: a[0] / a[1], [p_sd, q_sd])
+
+
+def _l2_spread(q):
+    """Per resample, the larger of two ratios L2 / no regularisation: median relative spread of the coefficients
+    a (and categorical constants k), and median spread of the powers p, over seeds."""
+    from ..report.uncertainty import SEED, Evidence
+
+    de, l2 = q["seed_params"].get("DE"), q["seed_params"].get("DE+L2")
+    if de is None or l2 is None or len(de) < MIN_SEEDS or len(l2) < MIN_SEEDS:
+        return None
+    ratios = []
+    for prefix, stat in ((("a[", "k["), _median_cv), (("p[",), _median_sd)):
+        a = seed_statistic(l2, _cols(l2, prefix), stat, seed=[SEED, 1])
+        b = seed_statistic(de, _cols(de, prefix), stat)
+        if a is None or b is None:
+            return None
+        with np.errstate(divide="ignore", invalid="ignore"):
+            ratios.append(Evidence.combine(lambda x, axis: x[0] / x[1], [a, b]))
+    return Evidence.combine(np.max, ratios)
+
+
+def level_ratio(effects, factor: str, level: str, reference: str):
+    """Time at ``factor=level`` over time at ``factor=reference``, other hyperparameters fixed, as :class:`Evidence`.
+
+    ``effects`` is ``(params, cov, levels)`` of :func:`perfkit.model.scaling.level_effects`; the draws come
+    from the coefficients' normal approximation. None when a level was not measured.
+    """
+    from ..report.uncertainty import Evidence, normal_draws
+
+    params, cov, levels = effects
+    names = list(params.index)
+    if level not in levels.get(factor, ()) or reference not in levels.get(factor, ()):
+        return None
+    w = np.zeros(len(names))
+    for lv, sign in ((level, 1.0), (reference, -1.0)):
+        if f"{factor}={lv}" in names:  # the reference level has no column (β = 0)
+            w[names.index(f"{factor}={lv}")] += sign
+    draws = normal_draws(params.to_numpy(), cov.to_numpy())
+    return Evidence.from_samples(float(np.exp(w @ params.to_numpy())), np.exp(draws @ w), SOURCES["effects"])
+
+
+def _ratio_text(q, factor, level, reference) -> str:
+    e = level_ratio(q["effects"], factor, level, reference)
+    if e is None:
+        return f"{level} or {reference} not measured"
+    return f"time with {level} / with {reference}: {e.text(3)}"
+
+
+def _slowest(q, factor, level, others):
+    from ..report.uncertainty import Evidence
+
+    parts = [level_ratio(q["effects"], factor, level, o) for o in others]
+    return None if None in parts else Evidence.combine(np.min, parts)
+
+
+def framework_powers(frame, target: str, roles) -> dict:
+    """``{framework: Evidence}``: q(workers) of each framework of a measured file (OLS of log time), ``{}`` for one."""
+    from ..model.scaling import level_effects
+    from ..report.uncertainty import SEED, Evidence, normal_draws
+
+    if "framework" not in frame.columns or frame["framework"].nunique() < 2:
+        return {}
+    factors = [c for r in roles.values() for c in r]
+    out = {}
+    for k, (fw, sub) in enumerate(frame.groupby("framework", sort=True)):
+        params, cov, _ = level_effects(sub, target, factors, log_columns=("workers", "batch_size"))
+        i = list(params.index).index("log(workers)")
+        draws = normal_draws(params.to_numpy(), cov.to_numpy(), seed=[SEED, k])[:, i]  # independent per framework
+        out[str(fw)] = Evidence.from_samples(float(params.iloc[i]), draws, SOURCES["power"])
+    return out
+
+
+def _ranking(q):
+    from ..report.uncertainty import Evidence
+
+    by = {str(fw).lower(): e for fw, e in q["framework_q"].items()}
+    tf = by.get("tensorflow")
+    others = [by[b.lower()] for b in BETTER_THAN_TF if b.lower() in by]
+    if tf is None or not others:
+        return None
+    return Evidence.combine(np.min, [Evidence.combine(lambda a, axis: a[0] - a[1], [tf, o]) for o in others])
+
+
+def _worst(key, side):
+    from ..report.claims import worst
+
+    return lambda q: worst(q[key], side)
+
+
+def _off(cells, side, threshold) -> str:
+    bad = [f"{'/'.join(map(str, c)) if isinstance(c, tuple) else c}: {fmt(e.estimate)}" for c, e in cells.items()
+           if (e.estimate >= threshold if side == "<" else e.estimate <= threshold)]
+    return "; ".join(bad) or "none"
+
+
+def _metric_text(q, names=("DE", "DE+L2", "RF", "SVR"), metric="MAPE", unit=" %") -> str:
+    from ..report.uncertainty import fmt_interval, percentile_interval
+
+    m = heldout_metric(q, metric)
+    return ", ".join(f"{k} {fmt(m[k][0])}{unit} {fmt_interval(*percentile_interval(m[k][1]))}" for k in names if k in m)
+
+
+def _spread_text(q, column, label) -> str:
+    v = q["seed_params"]["DE"][column]
+    return f"{label} = {fmt(v.mean())} ± {fmt(v.std())} over {len(v)} seeds"
+
+
+def _l2_spread_text(q) -> str:
+    parts = []
+    for what, prefix, stat in (("median relative std of a", ("a[", "k["), _median_cv),
+                               ("median std of p", ("p[",), _median_sd)):
+        parts.append(f"{what}: no reg. {fmt(_stat(q, 'DE', prefix, stat).estimate)}, "
+                     f"L2 {fmt(_stat(q, 'DE+L2', prefix, stat).estimate)}")
+    return "; ".join(parts)
+
+
+def _pairs_text(pairs, unit: str = "") -> str:
+    return "; ".join(f"{fw}: {a:g}{unit} vs {b:g}{unit}" for fw, (a, b) in pairs.items())
+
+
+_SEEDS = f"needs {MIN_SEEDS} or more seeds for a seed-to-seed interval"
+_T5 = "journal Table 5 (data/thesis/journal_table5.csv)"
+
+#: The claims of Chapter 4 and their rules, in ledger order: measured claims, then claims about the published tables.
 CLAIMS = (
-    Claim("l2_beats_l1", "L2 beats L1 on MAPE, MSE and RMSE", "Table 4.4",
-          "L2 lower on all three, both at lambda {lam_l2:g} / {lam_l1:g}", needs=("errors",),
-          test=lambda q: all(q["errors"]["DE+L2"][m] < q["errors"]["DE+L1"][m] for m in ("MAPE", "MSE", "RMSE")),
-          evidence=lambda q: "; ".join(f"{m}: L2 {fmt(q['errors']['DE+L2'][m])} vs L1 {fmt(q['errors']['DE+L1'][m])}"
+    Claim("l2_beats_l1", "L2 beats L1 on MAPE, MSE and RMSE", "§4.3.4, Table 4.4",
+          "L2 / L1 < 1 for MAPE, MSE and RMSE (the largest ratio), both at lambda {lam_l2:g} / {lam_l1:g}",
+          needs=("heldout",), quantity=_l2_over_l1, side="<", threshold=1.0,
+          evidence=lambda q: "; ".join(f"{m}: L2 / L1 {heldout_difference(q, 'DE+L2', 'DE+L1', m, ratio=True).text(3)}"
                                        for m in ("MAPE", "MSE", "RMSE"))),
-    Claim("r2_falls", "R² falls once λ exceeds 1e-3", "Figure 4.15", "drop of more than 0.01 for both penalties",
-          needs=("r2_drop",), test=lambda q: all(d > 0.01 for d in q["r2_drop"].values()),
-          evidence=lambda q: "; ".join(f"{p.upper()}: best R² at λ<=1e-3 minus worst at λ>1e-3 = {fmt(d)}"
-                                       for p, d in q["r2_drop"].items()),
-          missing="the λ grid does not straddle 1e-3"),
-    Claim("stable_extrinsic", "extrinsic powers and C are stable across seeds; intrinsic parameters vary", "Table 4.2",
-          "q varies less than p, and C (relative) less than a (relative)", needs=("stability",), test=_stable,
-          evidence=lambda q: (f"largest std of q over seeds {fmt(q['stability']['q_sd'])} vs median std of p "
-                              f"{fmt(q['stability']['p_sd'])}; relative std of C {fmt(q['stability']['c_rel'])} vs "
-                              f"median relative std of a {fmt(q['stability']['a_rel'])}"),
-          missing="one seed only"),
-    Claim("q_workers", "q of workers is close to −1 (good scaling)", "Table 4.5", "|q + 1| <= 0.15",
-          needs=("q_workers",), test=lambda q: abs(q["q_workers"] + 1) <= 0.15,
-          evidence=lambda q: f"q(workers) = {fmt(q['q_workers'])}"),
-    Claim("q_batch", "q of batch size is close to −1", "Tables 4.2–4.3", "|q + 1| <= 0.15",
-          needs=("q_batch",), test=lambda q: abs(q["q_batch"] + 1) <= 0.15,
-          evidence=lambda q: f"q(batch) = {fmt(q['q_batch'])}"),
-    Claim("rf_beats_de", "random forest is slightly more accurate than the generic model (DE)",
-          "§4 text; journal Table 5", "RF MAPE below DE MAPE", needs=("mape",),
-          test=lambda q: q["mape"]["RF"] < q["mape"]["DE"],
-          evidence=lambda q: f"MAPE RF {fmt(q['mape']['RF'])} % vs DE {fmt(q['mape']['DE'])} %"),
-    Claim("svr_worst", "SVR fits worst", "journal Table 5", "SVR has the highest MAPE", needs=("mape",),
-          test=lambda q: q["mape"]["SVR"] == max(q["mape"].values()),
-          evidence=lambda q: "MAPE " + ", ".join(f"{k} {fmt(v)} %" for k, v in q["mape"].items())),
-    Claim("published_a_bounds", "published: every fitted a lies in the bounds [0, 1000]", "Table 4.3 vs §4.3 bounds",
-          "no negative a in Table 4.3", needs=("negative_a",), test=lambda q: not q["negative_a"],
-          evidence=lambda q: "; ".join(q["negative_a"]) or "none negative"),
+    Claim("r2_falls", "R² falls once λ exceeds 1e-3", "§4.3.4, Figure 4.15",
+          "R² at the grid's λ <= 1e-3 nearest to it minus mean R² at the grid's λ in (1e-3, 1e-2] > 0, "
+          "for L1 and L2 (the smaller drop)", needs=("sweep_r2",), quantity=lambda q: r2_drop(q["sweep_r2"]), side=">",
+          threshold=0.0,
+          evidence=lambda q: r2_drop_text(q["sweep_r2"]),
+          missing=f"the λ grid does not straddle 1e-3, or fewer than {MIN_SEEDS} seeds per λ"),
+    Claim("stable_q", "the extrinsic powers q are stable across seeds", "§4.3.1, Table 4.2",
+          "largest std of q over seeds (no regularisation) <= 0.1", needs=("seed_params",),
+          quantity=lambda q: _stat(q, "DE", ("q[",), _max_sd), side="<", threshold=0.1,
+          evidence=lambda q: "std over seeds: " + "; ".join(
+              f"{c}: {fmt(q['seed_params']['DE'][c].std())}" for c in _cols(q["seed_params"]["DE"], ("q[",))),
+          missing=_SEEDS),
+    Claim("stable_C", "the constant C is stable across seeds", "§4.3.1, Table 4.2",
+          "coefficient of variation of C over seeds (no regularisation) <= 0.1", needs=("seed_params",),
+          quantity=lambda q: _stat(q, "DE", ["C"], lambda v, axis: _cv(v, axis)[..., 0]), side="<", threshold=0.1,
+          evidence=lambda q: _spread_text(q, "C", "C"), missing=_SEEDS),
+    Claim("intrinsic_vary", "the intrinsic parameters vary more across seeds than the extrinsic ones",
+          "§4.3.1, Table 4.2",
+          "median std of the intrinsic powers p / largest std of the extrinsic powers q > 1", needs=("seed_params",),
+          quantity=_intrinsic_vary, side=">", threshold=1.0,
+          evidence=lambda q: (f"median std of p {fmt(_stat(q, 'DE', ('p[',), _median_sd).estimate)} vs largest std "
+                              f"of q {fmt(_stat(q, 'DE', ('q[',), _max_sd).estimate)}"),
+          missing=_SEEDS),
+    Claim("l2_reduces_variance", "L2 reduces the seed-to-seed variance of the intrinsic parameters",
+          "§4.3.2, §4.3.4, §4.4; Tables 4.2 vs 4.3",
+          "L2 / no regularisation < 1 for the median relative std of a and for the median std of p (the larger ratio)",
+          needs=("seed_params",), quantity=_l2_spread, side="<", threshold=1.0,
+          evidence=_l2_spread_text, missing=_SEEDS),
+    Claim("q_workers", "q of workers is close to −1 (good scaling)", "§4.3.5, Table 4.5",
+          "−1.15 <= mean q(workers) over seeds <= −0.85", needs=("seed_params",),
+          quantity=lambda q: _stat(q, "DE", ["q[workers]"], _mean), side="in", threshold=(-1.15, -0.85),
+          evidence=lambda q: f"q(workers) = {_stat(q, 'DE', ['q[workers]'], _mean).text(3)}", missing=_SEEDS),
+    Claim("q_batch", "larger batches shorten the time (negative q of batch size)", "§4.3.2, Tables 4.2–4.3",
+          "mean q(batch) over seeds < 0", needs=("seed_params",),
+          quantity=lambda q: _stat(q, "DE", ["q[batch_size]"], _mean), side="<", threshold=0.0,
+          evidence=lambda q: f"q(batch) = {_stat(q, 'DE', ['q[batch_size]'], _mean).text(3)} (thesis −0.87 to "
+                             "−1.35)",
+          missing=_SEEDS),
+    Claim("rf_slightly_better", "random forest is slightly more accurate than the generic model (DE)",
+          "§4.3.3, journal Table 5", "0 <= MAPE(DE) − MAPE(RF) <= 5 percentage points", needs=("heldout",),
+          quantity=lambda q: heldout_difference(q, "DE", "RF"), side="in", threshold=(0.0, 5.0),
+          evidence=lambda q: f"MAPE DE − RF {heldout_difference(q, 'DE', 'RF').text(3)} points; " + _metric_text(q)),
+    Claim("svr_worst", "SVR fits worst", "§4.3.3, journal Table 5",
+          "MAPE(SVR) − the highest MAPE of the other models > 0", needs=("heldout",), quantity=_svr_margin, side=">",
+          threshold=0.0, evidence=lambda q: "MAPE " + _metric_text(q)),
+    Claim("adam_over_sgd", "Adam takes more time than SGD (PyTorch, TensorFlow; MXNet the other way)",
+          "§4.3.1, §4.3.2, Table 4.2", "time with Adam / with SGD, other hyperparameters fixed, > 1",
+          needs=("effects",), quantity=lambda q: level_ratio(q["effects"], "optimizer", "adam", "sgd"), side=">",
+          threshold=1.0, evidence=lambda q: _ratio_text(q, "optimizer", "adam", "sgd")),
+    Claim("same_over_valid", "'same' padding takes more time than 'valid'", "§4.3.1, Table 4.2",
+          "time with same / with valid padding, other hyperparameters fixed, > 1", needs=("effects",),
+          quantity=lambda q: level_ratio(q["effects"], "padding", "same", "valid"), side=">", threshold=1.0,
+          evidence=lambda q: _ratio_text(q, "padding", "same", "valid")),
+    Claim("framework_ranking", "MXNet and PyTorch scale better than TensorFlow", "§4.3.5, §4.4, Table 4.5",
+          "q(workers) of TensorFlow minus q(workers) of MXNet and PyTorch > 0 (the smaller margin)",
+          needs=("framework_q",), quantity=_ranking, side=">", threshold=0.0,
+          evidence=lambda q: "q(workers): " + "; ".join(f"{fw} {e.text(3)}" for fw, e in q["framework_q"].items()),
+          missing="cannot be tested: one framework measured (the ranking needs TensorFlow and MXNet or PyTorch)"),
+    Claim("published_a_bounds", "published: every fitted a lies in the bounds [0, 1000]",
+          "§4.1.1 bounds, Tables 4.2–4.3",
+          "smallest distance of a printed a inside [0, 1000] > 0", needs=("published_a",),
+          quantity=_worst("published_a", ">"), side=">", threshold=0.0,
+          evidence=lambda q: "outside: " + _off(q["published_a"], ">", 0.0),
+          data="thesis Tables 4.2, 4.3 (data/thesis/table4_2.csv, table4_3.csv)"),
     Claim("published_44_vs_j5", "published: thesis Table 4.4 and journal Table 5 agree on the MAPE of the L2 fits",
-          "Table 4.4 vs journal Table 5", "equal MAPE per framework", needs=("mape_44_vs_j5",),
-          test=lambda q: not q["mape_44_vs_j5"],
-          evidence=lambda q: "; ".join(f"{fw}: {a} % vs {b} %" for fw, (a, b) in q["mape_44_vs_j5"].items()) or "equal"),
-    Claim("published_45_vs_43", "published: Table 4.5 repeats the q of GPUs of Table 4.3", "Table 4.5 vs Table 4.3",
-          "equal q per framework", needs=("q_45_vs_43",), test=lambda q: not q["q_45_vs_43"],
-          evidence=lambda q: "; ".join(f"{fw}: {a} vs {b}" for fw, (a, b) in q["q_45_vs_43"].items()) or "equal"),
-    Claim("published_rf_beats_de", "published: random forest beats DE in every framework", "journal Table 5",
-          "RF MAPE below DE MAPE in each framework", needs=("rf_worse",), test=lambda q: not q["rf_worse"],
-          evidence=lambda q: "RF worse than DE for " + (", ".join(q["rf_worse"]) or "none")),
+          "Table 4.4 vs journal Table 5", "largest |difference| beyond the rounding of both < 0",
+          needs=("published_44_vs_j5",), quantity=_worst("published_44_vs_j5", "<"), side="<", threshold=0.0,
+          evidence=lambda q: _pairs_text(q["published_44_vs_j5_values"], " %"),
+          data="thesis Table 4.4, journal Table 5 (data/thesis/)"),
+    Claim("published_45_vs_43", "published: Table 4.5 repeats the q of GPUs of Table 4.3",
+          "§4.3.5, Table 4.5 vs Table 4.3",
+          "largest |difference| beyond the rounding of both < 0", needs=("published_45_vs_43",),
+          quantity=_worst("published_45_vs_43", "<"), side="<", threshold=0.0,
+          evidence=lambda q: _pairs_text(q["published_45_vs_43_values"]),
+          data="thesis Tables 4.3, 4.5 (data/thesis/)"),
+    Claim("published_rf_beats_de", "published: random forest beats DE in every framework", "§4.3.3, journal Table 5",
+          "largest MAPE(RF) − MAPE(DE) over frameworks < 0", needs=("published_rf_vs_de",),
+          quantity=_worst("published_rf_vs_de", "<"), side="<", threshold=0.0,
+          evidence=lambda q: "RF − DE MAPE (points): " + "; ".join(f"{fw} {fmt(e.estimate)}"
+                                                                   for fw, e in q["published_rf_vs_de"].items()),
+          data=_T5),
 )
 
 
-def _published_quantities(q: dict) -> None:
-    """The published-number checks (tables 4.3, 4.4, 4.5, journal 5) into ``q``."""
-    from ..data.thesis import load_thesis_table
+def r2_drop(sweep_r2: dict):
+    """R² at or just below λ = 1e-3 minus the mean R² just above it, the smaller over penalties (:class:`Evidence`).
 
-    t43 = load_thesis_table("4.3")
-    neg = t43[(t43["symbol"] == "a") & (t43["mean"] < 0)]
-    q["negative_a"] = [f"{r.framework} {r.term}: a = {r.mean}" for r in neg.itertuples()]
+    ``sweep_r2`` is ``{penalty: {λ: per-seed held-out R²}}``. For each penalty λ0 is the
+    largest grid value <= 1e-3 and the comparison values are the grid's λ in
+    (1e-3, 1e-2]; each λ's seeds are resampled. None when the grid does not straddle
+    1e-3 that way or a λ has fewer than :data:`MIN_SEEDS` seeds.
+    """
+    from ..report.uncertainty import SEED, Evidence, seed_bootstrap
+
+    drops = []
+    for k, (pen, by_lam) in enumerate(sorted(sweep_r2.items())):
+        lams = sorted(by_lam)
+        lo = [lam for lam in lams if lam <= 1e-3 * (1 + 1e-9)]
+        hi = [lam for lam in lams if 1e-3 * (1 + 1e-9) < lam <= 1e-2 * (1 + 1e-9)]
+        if not lo or not hi or any(len(by_lam[lam]) < MIN_SEEDS for lam in [lo[-1], *hi]):
+            return None
+        (e0, s0), *rest = [seed_bootstrap(by_lam[lam], seed=[SEED, k, i]) for i, lam in enumerate([lo[-1], *hi])]
+        est = e0 - np.mean([e for e, _ in rest])
+        samples = s0 - np.mean(np.vstack([s for _, s in rest]), axis=0)
+        drops.append(Evidence.from_samples(est, samples, SOURCES["sweep"]))
+    return Evidence.combine(np.min, drops) if drops else None
+
+
+def r2_drop_text(sweep_r2: dict) -> str:
+    """The R² means the drop compares, per penalty."""
+    parts = []
+    for pen, by_lam in sorted(sweep_r2.items()):
+        lams = sorted(by_lam)
+        lo = [lam for lam in lams if lam <= 1e-3 * (1 + 1e-9)]
+        hi = [lam for lam in lams if 1e-3 * (1 + 1e-9) < lam <= 1e-2 * (1 + 1e-9)]
+        if lo and hi:
+            parts.append(f"{pen.upper()}: R² {fmt(np.mean(by_lam[lo[-1]]))} at λ={lo[-1]:g} vs "
+                         + ", ".join(f"{fmt(np.mean(by_lam[lam]))} at {lam:g}" for lam in hi)
+                         + f" ({min(len(v) for v in by_lam.values())} seeds)")
+    return "; ".join(parts) or "the λ grid does not straddle 1e-3"
+
+
+def _published_quantities(q: dict) -> None:
+    """The published-number checks (tables 4.2, 4.3, 4.4, 4.5, journal 5) into ``q``, as ``{cell: Evidence}``."""
+    from ..data.thesis import load_thesis_table
+    from ..report.uncertainty import Evidence, half_unit, rounding_draws
+
+    def drawn(values: dict, func=lambda x: x):
+        keys = list(values)
+        d = rounding_draws([values[k] for k in keys])
+        return {k: Evidence.from_samples(func(values[k]), func(d[:, i]), SOURCES["printed"])
+                for i, k in enumerate(keys)}
+
+    def exact(pairs: dict):
+        return {k: Evidence.exact(abs(a - b) - half_unit(a) - half_unit(b), SOURCES["exact"])
+                for k, (a, b) in pairs.items()}
+
+    t42, t43 = load_thesis_table("4.2"), load_thesis_table("4.3")
+    a = {(r.table, r.framework, r.term): float(r.mean) for t in (t42, t43) for r in t[t["symbol"] == "a"].itertuples()}
+    q["published_a"] = drawn(a, lambda x: np.minimum(x, 1000.0 - x))
     t44m = load_thesis_table("4.4")
     t44m = t44m[(t44m["metric"] == "MAPE") & (t44m["penalty"] == "L2")].set_index("framework")["mean"]
     j5 = load_thesis_table("journal5")
     j5m = j5[(j5["metric"] == "MAPE") & (j5["method"] == "DE+L2")].set_index("framework")["mean"]
-    q["mape_44_vs_j5"] = {fw: (t44m[fw], j5m[fw]) for fw in t44m.index if fw in j5m.index and t44m[fw] != j5m[fw]}
+    q["published_44_vs_j5_values"] = {fw: (float(t44m[fw]), float(j5m[fw])) for fw in t44m.index if fw in j5m.index}
+    q["published_44_vs_j5"] = exact(q["published_44_vs_j5_values"])
     q45 = load_thesis_table("4.5").set_index("framework")["mean"]
     q43 = t43[(t43["parameter"] == "gpus") & (t43["symbol"] == "q")].set_index("framework")["mean"]
-    q["q_45_vs_43"] = {fw: (q45[fw], q43[fw]) for fw in q45.index if fw in q43.index and q45[fw] != q43[fw]}
+    q["published_45_vs_43_values"] = {fw: (float(q45[fw]), float(q43[fw])) for fw in q45.index if fw in q43.index}
+    q["published_45_vs_43"] = exact(q["published_45_vs_43_values"])
     j5all = j5[j5["metric"] == "MAPE"].pivot_table(index="framework", columns="method", values="mean")
-    q["rf_worse"] = [fw for fw in j5all.index if j5all.loc[fw, "RF"] > j5all.loc[fw, "DE"]]
+    d = rounding_draws(j5all[["RF", "DE"]].to_numpy().ravel()).reshape(-1, len(j5all), 2)
+    q["published_rf_vs_de"] = {fw: Evidence.from_samples(j5all.loc[fw, "RF"] - j5all.loc[fw, "DE"],
+                                                         d[:, i, 0] - d[:, i, 1], SOURCES["printed"])
+                               for i, fw in enumerate(j5all.index)}
 
 
 def _params_view(table):
@@ -315,7 +669,7 @@ def analyse(params: Params | None = None, /, **kwargs) -> ChapterResult:
     import pandas as pd
 
     from ..data.measured import load_provenance, load_steps, thesis_split
-    from ..data.thesis import load_thesis_table
+    from ..data.thesis import figure_number, figure_stem, framework_name, load_thesis_table
     from ..model.baselines import compare_models, make_baseline
     from ..model.fitting import fit_repeated, regularisation_sweep
     from ..model.scaling import scaling_power
@@ -340,31 +694,39 @@ def analyse(params: Params | None = None, /, **kwargs) -> ChapterResult:
         columns=lambda c: f"{c} (s)" if c not in ("count",) else "samples")
     fit_kw = dict(seeds=p.n_seeds, n_jobs=p.n_jobs, progress=p.progress)
 
-    def pred_fig(model, name, title, thesis):
+    # figure files carry the thesis's number of the measured framework (THESIS_FIGURES: PyTorch's DE figure is 4.5)
+    framework = framework_name(frame["framework"].iloc[0] if "framework" in frame.columns else label.split("-")[0])
+    fw_label = f"{framework} ({label})"
+
+    def pred_fig(model, slug, title, method):
+        number = figure_number("ch4", slug, framework)
+        thesis = (f"Fig. {number}, MAPE {thesis_mape(method, framework=framework)} (journal Table 5)" if number else
+                  f"MAPE {thesis_mape(method)} (journal Table 5)")
         fig, ax = plots.new_figure(figsize=(3.8, 4.2))
         plots.plot_pred_vs_measured(y_test, model.predict(X_test), ax=ax, title=title, thesis_error=thesis)
-        F[name] = fig
+        F[figure_stem("ch4", slug, framework)] = fig
 
     # §2 Table 4.2, no regularisation
     fits["DE"] = fit_repeated(make_model(**p.de_kw), X_fit, y_fit, desc="Table 4.2: DE fits", **fit_kw)
     T["table4_2"] = params_side_by_side(fits["DE"].summary(), table="4.2", label=label)
     V["table4_2"] = _params_view(T["table4_2"])
-    pred_fig(fits["DE"].best, "fig4_3_de_pred_vs_measured", f"generic model, no regularisation ({label}, held out)",
-             "MAPE " + thesis_mape("DE"))
+    pred_fig(fits["DE"].best, "de_pred_vs_measured", f"generic model, no regularisation ({fw_label}, held out)", "DE")
 
     # §3 Table 4.3, L2
     fits["DE+L2"] = fit_repeated(make_model(penalty="l2", lam=p.lam_l2, **p.de_kw), X_fit, y_fit,
                                  desc="Table 4.3: DE+L2 fits", **fit_kw)
     T["table4_3"] = params_side_by_side(fits["DE+L2"].summary(), table="4.3", label=label)
     V["table4_3"] = _params_view(T["table4_3"])
-    pred_fig(fits["DE+L2"].best, "fig4_6_de_l2_pred_vs_measured",
-             f"generic model, L2 λ={p.lam_l2:g} ({label}, held out)", "MAPE " + thesis_mape("DE+L2"))
+    pred_fig(fits["DE+L2"].best, "de_l2_pred_vs_measured", f"generic model, L2 λ={p.lam_l2:g} ({fw_label}, held out)",
+             "DE+L2")
 
     # §4 Table 4.4, L1 against L2
     fits["DE+L1"] = fit_repeated(make_model(penalty="l1", lam=p.lam_l1, **p.de_kw), X_fit, y_fit,
                                  desc="Table 4.4: DE+L1 fits", **fit_kw)
-    errors = {k: error_row(y_test, fits[k].best.predict(X_test)) for k in ("DE", "DE+L1", "DE+L2")}
+    preds = {k: np.asarray(fits[k].best.predict(X_test), dtype=float) for k in ("DE", "DE+L1", "DE+L2")}
+    errors = {k: error_row(y_test, v) for k, v in preds.items()}
     q["errors"] = errors
+    q["heldout"] = {"y": np.asarray(y_test, dtype=float), "pred": preds}
     rows = [dict(penalty=pen, metric=metric, ours=errors[key][metric])
             for pen, key in (("L1", "DE+L1"), ("L2", "DE+L2")) for metric in ("MAPE", "MSE", "RMSE")]
     table4_4 = pd.DataFrame(rows)
@@ -380,10 +742,18 @@ def analyse(params: Params | None = None, /, **kwargs) -> ChapterResult:
         qw, qw_sd = scaling_power(fits[key].summary(), "workers")
         qb, qb_sd = scaling_power(fits[key].summary(), "batch_size")
         rows.append(dict(fit=key, framework=label, q_workers=qw, q_workers_std=qw_sd, q_batch=qb, q_batch_std=qb_sd))
+    ours_q = rows
     t45 = load_thesis_table("4.5")
-    rows += [dict(fit="thesis Table 4.5", framework=r.framework, q_workers=r.mean) for r in t45.itertuples()]
+    rows = ours_q + [dict(fit="thesis Table 4.5", framework=r.framework, q_workers=r.mean) for r in t45.itertuples()]
     T["table4_5"] = pd.DataFrame(rows)
     V["table4_5"] = _scaling_view(T["table4_5"])
+    # journal Table 6 and conference Table II print the same quantity (the scaling power of GPUs), as Table 4.5
+    for key, name, source in (("journal6", "journal_table6", "journal Table 6"),
+                              ("conference2", "conference_table2", "conference Table II")):
+        rows = ours_q + [dict(fit=source, framework=r.framework, q_workers=r.mean)
+                         for r in load_thesis_table(key).itertuples()]
+        T[name] = pd.DataFrame(rows)
+        V[name] = _scaling_view(T[name])
     q["q_workers"], q["q_workers_std"] = scaling_power(fits["DE"].summary(), "workers")
     q["q_batch"], q["q_batch_std"] = scaling_power(fits["DE"].summary(), "batch_size")
 
@@ -395,15 +765,22 @@ def analyse(params: Params | None = None, /, **kwargs) -> ChapterResult:
     models = {"DE": fits["DE"].best, "DE+L2": fits["DE+L2"].best, **fitted}
     comparison = compare_models(models, X_fit, y_fit, X_test, y_test, prefitted=set(models))
     q["mape"] = {k: float(v) for k, v in comparison["MAPE"].items()}
-    pred_fig(fitted["RF"], "fig4_9_rf_pred_vs_measured", f"random forest ({label}, held out)",
-             "MAPE " + thesis_mape("RF"))
-    pred_fig(fitted["SVR"], "fig4_12_svr_pred_vs_measured", f"SVR ({label}, held out)", "MAPE " + thesis_mape("SVM"))
+    preds.update({k: np.asarray(m.predict(X_test), dtype=float) for k, m in fitted.items()})
+    pred_fig(fitted["RF"], "rf_pred_vs_measured", f"random forest ({fw_label}, held out)", "RF")
+    pred_fig(fitted["SVR"], "svr_pred_vs_measured", f"SVR ({fw_label}, held out)", "SVM")
     j5 = load_thesis_table("journal5")
     j5 = j5[j5["metric"] == "MAPE"].pivot_table(index="method", columns="framework", values="mean")
     j5.columns = [f"thesis_{c}" for c in j5.columns]
     journal5 = comparison[["MAPE", "MSE", "RMSE", "R2"]].rename(columns=lambda c: f"{label}_{c}")
     journal5 = journal5.rename(index={"SVR": "SVM"})
     T["journal_table5"] = journal5.join(j5, how="outer").rename_axis("method").reset_index()
+    # conference Table I: MAE (s) of DE (no regularisation), RF and SVM on the held-out rows
+    c1 = load_thesis_table("conference1")
+    c1 = c1[c1["metric"] == "MAE"].pivot_table(index="method", columns="framework", values="mean")
+    c1.columns = [f"thesis_{c}" for c in c1.columns]
+    conf1 = comparison.loc[["DE", "RF", "SVR"], ["MAE", "MAPE", "R2"]].rename(index={"SVR": "SVM"})
+    conf1 = conf1.rename(columns=lambda c: f"{label}_{c}")
+    T["conference_table1"] = conf1.join(c1, how="outer").rename_axis("method").reset_index()
 
     # §7 λ sweep, Figs. 4.15-4.17
     grid = [1e-4, 1e-2, 1.0] if p.quick else list(p.lams)
@@ -411,29 +788,29 @@ def analyse(params: Params | None = None, /, **kwargs) -> ChapterResult:
                                  lams=grid, seeds=range(1 if p.quick else p.sweep_seeds), n_jobs=p.n_jobs,
                                  progress=p.progress)
     T["lambda_sweep"] = sweep
-    fig, ax = plots.new_figure(figsize=(5.2, 3.3))
-    plots.plot_r2_vs_lambda(sweep, ax=ax)
-    ax.set_title(f"held-out R² against λ ({label})", fontsize=9)
-    F["fig4_15_r2_vs_lambda"] = fig
-    for num, pen in ((16, "l1"), (17, "l2")):
-        axes = plots.plot_coef_paths(sweep, pen)
-        F[f"fig4_{num}_{pen}_coef_paths"] = axes[0].figure
+    # as the thesis: 4.15 (a) L1, (b) L2; 4.16 (a) a, (b) p of the intrinsic parameters; 4.17 (a) categorical
+    # constants, (b) q of the extrinsic ones; here a column per framework measured and penalty
+    axes = plots.plot_r2_vs_lambda({fw_label: sweep}, chosen_lam=p.lam_l2)
+    axes[0].figure.suptitle("held-out R² against λ", fontsize=9)
+    F[figure_stem("ch4", "r2_vs_lambda")] = axes[0].figure
+    for slug, panels in (("intrinsic_coef_paths", "intrinsic"), ("categorical_extrinsic_coef_paths",
+                                                                   "categorical_extrinsic")):
+        axes = plots.plot_coef_paths({fw_label: sweep}, [k for k, _ in plots.COEF_PANELS[panels]],
+                                     chosen_lam=p.lam_l2)
+        F[figure_stem("ch4", slug)] = axes[0][0].figure
     r2_by_lam = sweep[sweep["quantity"] == "r2_test"].groupby(["penalty", "lam"])["value"].mean().unstack(0)
     V["lambda_sweep"] = r2_by_lam.rename(columns=lambda c: f"R² held out, {c.upper()}").round(4)
-    lam_hi = [lam for lam in r2_by_lam.index if lam > 1e-3]
-    lam_lo = [lam for lam in r2_by_lam.index if lam <= 1e-3]
-    if lam_hi and lam_lo:
-        q["r2_drop"] = {pen: r2_by_lam.loc[lam_lo, pen].max() - r2_by_lam.loc[lam_hi, pen].min()
-                        for pen in r2_by_lam.columns}
+    r2 = sweep[sweep["quantity"] == "r2_test"]
+    q["sweep_r2"] = {pen: {float(lam): g.sort_values("seed")["value"].to_numpy(dtype=float)
+                           for lam, g in gp.groupby("lam")} for pen, gp in r2.groupby("penalty")}
 
-    # §8 claims
-    pp = fits["DE"].params
-    if p.n_seeds > 1:
-        sd, mean = pp.std(), pp.mean().abs()
-        a_cols = [c for c in pp.columns if c.startswith("a[")]
-        q["stability"] = dict(q_sd=float(sd[[c for c in pp.columns if c.startswith("q[")]].max()),
-                              p_sd=float(sd[[c for c in pp.columns if c.startswith("p[")]].median()),
-                              c_rel=float(sd["C"] / mean["C"]), a_rel=float((sd[a_cols] / mean[a_cols]).median()))
+    # §8 claims: every quantity keeps what its interval needs (held-out predictions, per-seed parameters, ...)
+    from ..model.scaling import level_effects
+
+    q["seed_params"] = {k: fits[k].params for k in ("DE", "DE+L2")}
+    q["effects"] = level_effects(frame, p.target, [c for r in roles.values() for c in r])
+    q["frameworks"] = sorted(set(frame["framework"].astype(str))) if "framework" in frame.columns else []
+    q["framework_q"] = framework_powers(frame, p.target, roles) or None
     _published_quantities(q)
     T["claims_ch4"] = judge_all("4", f"{data_path.parent.name}/{data_path.name}", CLAIMS, q)
     from .readings import ch4_readings

@@ -13,17 +13,25 @@ __all__ = ["ch3_readings", "ch4_readings", "ch5_readings", "verdict_counts"]
 
 
 def verdict_counts(claims) -> str:
-    """``"3 of 9 claims hold, 5 do not, 1 cannot be tested here"``."""
+    """``"3 of 9 claims hold, 4 do not, 1 is inconclusive, 1 cannot be tested here"``."""
     n = claims["verdict"].value_counts()
-    parts = [f"{n.get('holds', 0)} of {len(claims)} claims hold", f"{n.get('does not hold', 0)} do not"]
+    parts = [f"{n.get('holds', 0)} of {len(claims)} claims hold", f"{n.get('does not hold', 0)} do not",
+             f"{n.get('inconclusive', 0)} {'is' if n.get('inconclusive', 0) == 1 else 'are'} inconclusive"]
     if n.get("cannot be tested here", 0):
         parts.append(f"{n['cannot be tested here']} cannot be tested here")
     return ", ".join(parts)
 
 
-def _verdict(claims, claim_start: str) -> str:
-    row = claims[claims["claim"].str.startswith(claim_start)]
-    return row["verdict"].iloc[0] if len(row) else "not judged"
+def _verdict(claims, key: str) -> str:
+    """Claim ``key``'s verdict with its estimate and interval: ``"holds (0.42, 95 % interval [0.3, 0.5])"``."""
+    row = claims[claims["key"] == key]
+    if not len(row):
+        return "not judged"
+    r = row.iloc[0]
+    if r["verdict"] == "cannot be tested here" or not r["interval"]:
+        return r["verdict"]
+    where = "exact" if r["interval"] == "exact" else f"95 % interval {r['interval']}"
+    return f"{r['verdict']} ({fmt(r['estimate'])}, {where})"
 
 
 def ch3_readings(res) -> dict:
@@ -48,33 +56,38 @@ def ch3_readings(res) -> dict:
                                                                       for k, (a, b) in q["t_c"].items()) + ".")
     if "table3_4_measured" in T:
         lif = T["table3_4_measured"]
-        rho, n = q["lif_rho"]
-        out["lif"] = (f"Measured LIF lies between {lif['mean'].min():.3f} and {lif['mean'].max():.3f}. Higher LIF "
-                      f"goes with {'lower' if rho < 0 else 'higher'} efficiency (Spearman ρ = {rho:.2f} over {n} cells).")
+        out["lif"] = f"Measured LIF lies between {lif['mean'].min():.3f} and {lif['mean'].max():.3f}."
+        if "lif_rho" in q:
+            rho = q["lif_rho"]
+            out["lif"] += (f" Higher LIF goes with {'lower' if rho.estimate < 0 else 'higher'} efficiency (Spearman "
+                           f"ρ = {rho.estimate:.2f}, 95 % interval [{rho.lo:.2f}, {rho.hi:.2f}] over "
+                           f"{q.get('lif_cells', '?')} cells); the claim \"higher LIF, lower speedup\" (ρ ≤ −0.5) "
+                           f"{_verdict(T['claims_ch3'], 'lif_vs_speedup')}.")
     if "speedup_table" in q:
         sp = q["speedup_table"]
         parts = []
         for model, g in sp[sp["gpus"] > 1].groupby("model", sort=False):
             parts.append(f"{model} " + " / ".join(f"{v:.2f}×" for v in g.sort_values("gpus")["speedup"]))
-        errs = {k[5:]: v["max"] for k, v in q.items() if k.startswith("eq37_")}
+        errs = {k[5:]: max(e.estimate for e in v.values()) for k, v in q.items() if k.startswith("eq37_") and v}
         out["speedup"] = ("Measured speedup on 2 / 3 workers: " + "; ".join(parts) + ". Eq. 3.7 fed with our own "
                           "single-worker phases and measured t_c predicts them within "
                           + ", ".join(f"{100 * v:.0f} % ({k} form)" for k, v in sorted(errs.items())) + ".")
     if "overlap" in q:
-        vals = list(q["overlap"].values())
+        vals = [e.estimate for e in q["overlap"].values()]
         out["overlap"] = (f"DDP's overlapped all-reduce takes {min(vals):.2f}–{max(vals):.2f}× the phased iteration "
                           "time on 2 and 3 workers: " + ("it helps everywhere." if max(vals) < 1 else
                                                         "overlap does not pay off in every cell on this machine."))
     if "lif_r2" in q:
         out["regression"] = ("The eq. 3.9 regression on our data reaches R² "
-                             + ", ".join(f"{v:.2f} ({k})" for k, v in q["lif_r2"].items())
-                             + ", with one point per timed iteration.")
+                             + ", ".join(f"{e.estimate:.2f} [{e.lo:.2f}, {e.hi:.2f}] ({k})"
+                                         for k, e in q["lif_r2"].items())
+                             + " (95 % intervals), with one point per timed iteration.")
     chk = T["consistency_published"]
     bad = chk[chk["verdict"] == "inconsistent"].groupby("check").size()
     out["published"] = ("Inconsistent published cells per check: "
                         + "; ".join(f"{k}: {v}" for k, v in bad.items()) + ".") if len(bad) else \
         "Every published check is consistent."
-    out["claims"] = f"On our data {verdict_counts(T['claims_ch3'])}."
+    out["claims"] = f"In the claims ledger (measured and published) {verdict_counts(T['claims_ch3'])}."
     out["summary"] = " ".join(out[k] for k in ("phases", "aggregation", "speedup", "overlap", "regression", "claims")
                               if k in out)
     return out
@@ -96,14 +109,15 @@ def ch4_readings(res) -> dict:
                    "The additive intrinsic sum Σ aᵢIᵢ^pᵢ cannot form the products that set a step's cost "
                    "(filters × kernel² × image size).")
     out["l1_l2"] = (f"L1 against L2 at λ = {q['lam_l1']:g} / {q['lam_l2']:g}: MAPE {e['DE+L1']['MAPE']:.1f} % vs "
-                    f"{e['DE+L2']['MAPE']:.1f} %; the claim \"L2 beats L1\" {_verdict(T['claims_ch4'], 'L2 beats')}.")
+                    f"{e['DE+L2']['MAPE']:.1f} %; the claim \"L2 beats L1\" "
+                    f"{_verdict(T['claims_ch4'], 'l2_beats_l1')}.")
     out["scaling"] = (f"q(workers) = {fmt(q['q_workers'], 2)} ± {fmt(q['q_workers_std'], 1)} and q(batch) = "
                       f"{fmt(q['q_batch'], 2)} ± {fmt(q['q_batch_std'], 1)} (no regularisation, over seeds), against "
                       "the thesis's −0.73 to −1.02 for workers on GPUs.")
     out["baselines"] = (f"Held-out MAPE: random forest {mp['RF']:.1f} %, SVR {mp['SVR']:.1f} %, generic model "
                         f"{mp['DE']:.1f} % (L2 {mp['DE+L2']:.1f} %).")
-    out["sweep"] = f"R² falls once λ exceeds 1e-3: {_verdict(T['claims_ch4'], 'R² falls')}."
-    out["claims"] = f"On our data {verdict_counts(T['claims_ch4'])}."
+    out["sweep"] = f"R² falls once λ exceeds 1e-3: {_verdict(T['claims_ch4'], 'r2_falls')}."
+    out["claims"] = f"In the claims ledger (measured and published) {verdict_counts(T['claims_ch4'])}."
     out["summary"] = " ".join(out[k] for k in ("fits", "baselines", "scaling", "claims"))
     return out
 
@@ -120,7 +134,7 @@ def ch5_readings(res) -> dict:
                      f"{q['mape']['RF']:.1f} % (R² {q['r2']['RF']:.2f}); the thesis reports about 7 % for both.")
     ch4 = f" Chapter 4's L2 fit gives {q['ch4_l2_mape']:.1f} %." if "ch4_l2_mape" in q else ""
     out["claims"] = (f"q(workers) against the thesis's {q['thesis_q_workers']:g}: "
-                     f"{_verdict(T['claims_ch5'], 'workers scale')}.{ch4} On our data "
+                     f"{_verdict(T['claims_ch5'], 'q_workers')}.{ch4} In the claims ledger "
                      f"{verdict_counts(T['claims_ch5'])}.")
     if "volume_table" in q:
         parts = []

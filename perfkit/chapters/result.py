@@ -205,7 +205,8 @@ class ChapterResult:
         The same tables laid out for reading (rounded, units in headers, thesis and
         ours side by side); :meth:`view` falls back to the table.
     figures : dict of str -> matplotlib Figure
-        Every figure, by file stem (``"fig4_3_de_pred_vs_measured"``).
+        Every figure, by file stem (``"fig4_5_de_pred_vs_measured"``: the thesis's number of the measured
+        framework, :data:`perfkit.data.thesis.THESIS_FIGURES`); :meth:`figures_of` finds them by kind.
     fits : dict
         Fitted models and repeated fits, by name (``"DE+L2"``).
     numbers : dict
@@ -240,6 +241,17 @@ class ChapterResult:
 
             return rounded(self.tables[name])
         raise KeyError(f"{name}: no such table in {self.chapter}; tables: {', '.join(self.tables)}")
+
+    def figures_of(self, slug: str) -> list:
+        """The figures of one figure kind, whatever the framework's number: ``figures_of("de_pred_vs_measured")``
+        gives ``fig4_5_de_pred_vs_measured`` on PyTorch data, ``fig4_3_…`` on TensorFlow data
+        (:func:`perfkit.data.thesis.figure_stem`); for ``display(*result.figures_of(...))``."""
+        from ..data.thesis import figure_matches
+
+        figs = [fig for name, fig in self.figures.items() if figure_matches(name, slug)]
+        if not figs:
+            raise KeyError(f"{slug}: no such figure in {self.chapter}; figures: {', '.join(self.figures)}")
+        return figs
 
     def reading(self, section: str):
         """The reading of ``section`` as a Markdown object for ``display``."""

@@ -15,11 +15,13 @@ from ..schema import CH3_COLUMNS, MODEL_NAMES, ROLES, provenance_path
 __all__ = ["load_phases", "load_steps", "load_provenance", "thesis_split"]
 
 
-def load_phases(path, framework_label: str | None = None, mode: str | None = "phased"):
+def load_phases(path, framework_label: str | None = None, mode: str | None = "phased", split_frameworks: bool = False):
     """Read a ``ch3_phases.csv``; keep successful rows of ``mode`` (None: all modes).
 
     Model keys become the thesis's names (CNN, MLP, Autoencoder) and
     ``framework`` becomes ``framework_label`` (default e.g. ``"PyTorch (cpu, measured)"``).
+    With ``split_frameworks=True`` each row keeps its own framework, labelled the same way
+    (a file that times several frameworks, for the frameworks' ranking).
     """
 
     df = read_csv(path, "measured file")
@@ -35,12 +37,16 @@ def load_phases(path, framework_label: str | None = None, mode: str | None = "ph
         if mode not in set(df["mode"]):
             raise ValueError(f"mode: {path} has modes {sorted(set(df['mode']))}, not {mode!r}")
         df = df[df["mode"] == mode]
+    def label(fw, dev):
+        return f"{ {'pytorch': 'PyTorch'}.get(fw, fw)} ({dev + ', ' if dev else ''}measured)"
+
     if framework_label is None:
-        fw = df["framework"].iloc[0]
-        dev = df["device"].iloc[0]
-        framework_label = f"{ {'pytorch': 'PyTorch'}.get(fw, fw)} ({dev + ', ' if dev else ''}measured)"
+        framework_label = label(df["framework"].iloc[0], df["device"].iloc[0])
     df["model"] = df["model"].map(MODEL_NAMES).fillna(df["model"])
-    df["framework"] = framework_label
+    if split_frameworks:
+        df["framework"] = [label(fw, dev) for fw, dev in zip(df["framework"], df["device"].fillna(""))]
+    else:
+        df["framework"] = framework_label
     return df.reset_index(drop=True)
 
 

@@ -13,7 +13,8 @@ import re
 
 from ..schema import data_dir
 
-__all__ = ["THESIS_TABLES", "list_thesis_tables", "load_thesis_table", "wide_table"]
+__all__ = ["THESIS_TABLES", "THESIS_FIGURES", "FRAMEWORK_NAMES", "list_thesis_tables", "load_thesis_table",
+           "wide_table", "framework_name", "figure_stem", "figure_number", "figure_matches"]
 
 #: Canonical table name -> (file stem, description).
 THESIS_TABLES: dict[str, tuple[str, str]] = {
@@ -33,6 +34,78 @@ THESIS_TABLES: dict[str, tuple[str, str]] = {
     "conference1": ("conference_table1", "SSCI-2022 Table I: MAE (s) of DE, RF, SVM"),
     "conference2": ("conference_table2", "SSCI-2022 Table II: GPU scaling power"),
 }
+
+#: the thesis's spelling of each framework, by the lower-case name a measured file carries (``framework`` column)
+FRAMEWORK_NAMES = {"tensorflow": "TensorFlow", "mxnet": "MXNet", "pytorch": "PyTorch", "chainer": "Chainer"}
+
+#: The thesis's figure numbers of Chapters 4 and 5, by chapter and figure slug (the file is ``figN_M_<slug>``).
+#: A figure the thesis draws once per framework maps each framework to its number; a figure that holds every
+#: framework (a panel or a line each) has one number. Source: the List of figures (thesis l. 152–179, 195–198)
+#: and the captions (l. 1063–1149, 1165–1173, 1302, 1325). Chapter 3's figures are numbered per model, not per
+#: framework (``perfkit.chapters.ch3.FIGURE_NUMBERS``).
+THESIS_FIGURES: dict[str, dict[str, str | dict[str, str]]] = {
+    "ch4": {
+        "de_pred_vs_measured": {"TensorFlow": "4.3", "MXNet": "4.4", "PyTorch": "4.5"},
+        "de_l2_pred_vs_measured": {"TensorFlow": "4.6", "MXNet": "4.7", "PyTorch": "4.8"},
+        "rf_pred_vs_measured": {"TensorFlow": "4.9", "MXNet": "4.10", "PyTorch": "4.11"},
+        "svr_pred_vs_measured": {"TensorFlow": "4.12", "MXNet": "4.13", "PyTorch": "4.14"},
+        "r2_vs_lambda": "4.15",  # (a) L1, (b) L2; a line per framework
+        "intrinsic_coef_paths": "4.16",  # (a) coefficients a, (b) powers p of the intrinsic parameters
+        "categorical_extrinsic_coef_paths": "4.17",  # (a) categorical constants, (b) powers q of the extrinsic ones
+    },
+    "ch5": {
+        "de_pred_vs_measured": {"PyTorch": "5.3"},
+        "rf_pred_vs_measured": {"PyTorch": "5.4"},
+    },
+}
+
+
+def framework_name(name: str) -> str:
+    """The thesis's spelling of a framework (``"pytorch"`` → ``"PyTorch"``); other names come back as given."""
+    return FRAMEWORK_NAMES.get(str(name).strip().lower(), str(name).strip())
+
+
+def _figure_entry(chapter: str, slug: str):
+    try:
+        return THESIS_FIGURES[chapter][slug]
+    except KeyError:
+        known = ", ".join(f"{c}/{s}" for c, figs in THESIS_FIGURES.items() for s in figs)
+        raise ValueError(f"figure: unknown {chapter}/{slug}; known figures: {known}") from None
+
+
+def figure_number(chapter: str, slug: str, framework: str | None = None) -> str:
+    """The thesis's number of a figure (``"4.5"``), for ``framework`` where it draws one per framework;
+    ``""`` for a framework the thesis did not measure."""
+    entry = _figure_entry(chapter, slug)
+    if isinstance(entry, str):
+        return entry
+    if framework is None:
+        raise ValueError(f"framework: {chapter}/{slug} is one figure per framework ({', '.join(entry)}); name one")
+    return entry.get(framework_name(framework), "")
+
+
+def figure_stem(chapter: str, slug: str, framework: str | None = None) -> str:
+    """File stem of a figure: ``fig<N>_<M>_<slug>`` with the thesis's number (per framework where the thesis
+    draws one per framework: PyTorch's DE figure is ``fig4_5_de_pred_vs_measured``, TensorFlow's
+    ``fig4_3_…``); ``ext_<slug>_<framework>`` for a framework the thesis did not measure.
+
+    >>> figure_stem("ch4", "rf_pred_vs_measured", "pytorch")
+    'fig4_11_rf_pred_vs_measured'
+    >>> figure_stem("ch4", "r2_vs_lambda")
+    'fig4_15_r2_vs_lambda'
+    >>> figure_stem("ch4", "de_pred_vs_measured", "JAX")
+    'ext_de_pred_vs_measured_jax'
+    """
+    number = figure_number(chapter, slug, framework)
+    if number:
+        return f"fig{number.replace('.', '_')}_{slug}"
+    return f"ext_{slug}_{re.sub(r'[^a-z0-9]+', '_', str(framework).lower()).strip('_')}"
+
+
+def figure_matches(stem: str, slug: str) -> bool:
+    """Whether ``stem`` is a figure of ``slug`` for some framework (what :func:`figure_stem` makes of it)."""
+    return re.fullmatch(rf"(?:fig\d+_\d+_{re.escape(slug)}|ext_{re.escape(slug)}(?:_[a-z0-9_]+)?)", stem) is not None
+
 
 _ALIASES = {
     "journal": "journal",

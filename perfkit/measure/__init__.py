@@ -17,7 +17,7 @@ if TYPE_CHECKING:  # the real imports, for readers and linters; at run time each
     from .workers import WorkerError, WorkerGroup, adapter_command
     from .samplelog import SampleLog
     from .spaces import DATASET_SHAPES, TABLE_4_1_SPACE, TABLE_5_1_SPACE, check_geometry, geometry, sample_configs, sample_space
-    from .provenance import machine_info, write_json_atomic
+    from .provenance import machine_info, numeric_environment, numeric_summary, write_json_atomic
     from .protocol import Adapter, serve
 
 #: public name → the module that defines it
@@ -39,6 +39,8 @@ _EXPORTS = {
     "check_geometry": "spaces",
     "geometry": "spaces",
     "machine_info": "provenance",
+    "numeric_environment": "provenance",
+    "numeric_summary": "provenance",
     "write_json_atomic": "provenance",
     "Adapter": "protocol",
     "serve": "protocol",
@@ -62,6 +64,8 @@ __all__ = [
     "geometry",
     "machine_info",
     "make_plan",
+    "numeric_environment",
+    "numeric_summary",
     "sample_configs",
     "sample_space",
     "serve",

@@ -47,7 +47,7 @@ from pathlib import Path
 from ..schema import steps_log_path
 from .._io import append_bytes
 from .plans import DESCRIPTIONS, _count_ok, make_plan, default_out
-from .provenance import command_line, machine_info, provenance_path, utc_now, write_json_atomic
+from .provenance import command_line, machine_info, numeric_environment, provenance_path, utc_now, write_json_atomic
 from .samplelog import SampleLog, parse_records
 from .workers import WorkerError, WorkerGroup
 
@@ -166,7 +166,7 @@ def _run(plan, log, out, kind, framework, threads, device, python, data_root, ti
             raise ValueError(f"{key}: {out} was collected with {have!r}; this run asks for {want!r}. "
                              "Re-run with the same settings to resume, or choose another --out")
     else:
-        prov = {"dataset": out.name, "kind": kind, "description": DESCRIPTIONS[kind], "identity": ident, "columns": plan.columns, "machine": machine_info(), "adapters": {},
+        prov = {"dataset": out.name, "kind": kind, "description": DESCRIPTIONS[kind], "identity": ident, "columns": plan.columns, "machine": {**machine_info(), "numeric": numeric_environment()}, "adapters": {},
                 "sampler": plan.sampler.to_dict() if plan.sampler else None, "sessions": []}
         if log.done:
             prov["note"] = (f"provenance started on resuming: {len(log.done)} samples were already in the file "

@@ -11,7 +11,19 @@ from datetime import datetime, timezone
 
 from ..schema import provenance_path, repo_root
 
-__all__ = ["machine_info", "utc_now", "command_line", "provenance_path", "write_json_atomic"]
+__all__ = ["machine_info", "numeric_environment", "numeric_summary", "utc_now", "command_line", "provenance_path",
+           "write_json_atomic", "SIMD_FLAGS", "NUMERIC_ENV_VARS"]
+
+#: the /proc/cpuinfo flags that decide which kernels numpy, OpenBLAS, MKL and PyTorch run (x86, then Arm)
+_X86_FLAGS = ("sse2", "ssse3", "sse4_1", "sse4_2", "avx", "avx2", "fma", "f16c", "avx512f", "avx512dq", "avx512bw",
+              "avx512vl", "avx512_vnni", "avx512_bf16", "avx512_fp16", "amx_tile", "amx_bf16", "amx_int8")
+_ARM_FLAGS = ("asimd", "asimddp", "asimdhp", "sve", "sve2", "bf16", "i8mm")
+SIMD_FLAGS = _X86_FLAGS + _ARM_FLAGS
+#: environment variables that change the BLAS kernels or the thread counts behind the numbers
+NUMERIC_ENV_VARS = ("OPENBLAS_CORETYPE", "OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS",
+                    "MKL_ENABLE_INSTRUCTIONS", "MKL_DEBUG_CPU_TYPE", "BLIS_NUM_THREADS", "VECLIB_MAXIMUM_THREADS",
+                    "NUMEXPR_NUM_THREADS", "NPY_DISABLE_CPU_FEATURES", "NPY_ENABLE_CPU_FEATURES", "OMP_PROC_BIND",
+                    "OMP_PLACES", "KMP_AFFINITY", "ATEN_CPU_CAPABILITY")
 
 
 def utc_now() -> str:
@@ -102,6 +114,129 @@ def machine_info(libraries=("numpy", "scipy", "pandas", "sklearn", "joblib", "to
         "date": utc_now(),
         "command": command_line(),
     }
+
+
+def _cpuinfo() -> dict:
+    """``vendor``, ``model`` and the set of ``flags`` of the first CPU in /proc/cpuinfo (empty where there is none)."""
+    out: dict = {"vendor": "", "model": "", "flags": set()}
+    try:
+        with open("/proc/cpuinfo") as fh:
+            for line in fh:
+                key, _, value = line.partition(":")
+                key = key.strip()
+                if key == "vendor_id" and not out["vendor"]:
+                    out["vendor"] = value.strip()
+                elif key in ("model name", "Model") and not out["model"]:
+                    out["model"] = value.strip()
+                elif key in ("flags", "Features") and not out["flags"]:
+                    out["flags"] = set(value.split())
+    except OSError:
+        pass
+    return out
+
+
+def _numpy_simd() -> dict:
+    """numpy's SIMD dispatch, as ``numpy.show_runtime()`` reports it: the build's baseline, the dispatched
+    extensions this CPU has (``found``) and those it lacks (``not_found``)."""
+    import importlib
+
+    for name in ("numpy._core._multiarray_umath", "numpy.core._multiarray_umath"):  # numpy 2, numpy 1
+        try:
+            mod = importlib.import_module(name)
+            features, baseline, dispatch = mod.__cpu_features__, mod.__cpu_baseline__, mod.__cpu_dispatch__
+        except (ImportError, AttributeError):
+            continue
+        return {"baseline": list(baseline), "found": [f for f in dispatch if features.get(f)],
+                "not_found": [f for f in dispatch if not features.get(f)]}
+    return {}
+
+
+def _blas() -> tuple[list, str | None]:
+    """Every BLAS/OpenMP pool loaded (``threadpoolctl.threadpool_info()``): implementation, version, core type
+    (``architecture``), threading layer and threads; and threadpoolctl's version (None when not installed).
+
+    numpy and scipy.linalg are imported first, so their BLAS libraries are loaded and listed."""
+    import importlib
+
+    for mod in ("numpy", "scipy.linalg"):
+        try:
+            importlib.import_module(mod)
+        except ImportError:
+            pass
+    try:
+        import threadpoolctl
+    except ImportError:
+        return [], None
+    keys = ("user_api", "internal_api", "version", "architecture", "threading_layer", "num_threads", "prefix")
+    # the library's file name identifies the build; its folder (a home directory, a venv) is left out
+    return ([{**{k: lib.get(k) for k in keys}, "library": os.path.basename(lib.get("filepath") or "")}
+             for lib in threadpoolctl.threadpool_info()], threadpoolctl.__version__)
+
+
+def numeric_environment() -> dict:
+    """What a run's numbers depend on beyond the code: a JSON-able dict.
+
+    ``cpu``: model, vendor, the :data:`SIMD_FLAGS` this CPU has and lacks (/proc/cpuinfo); ``blas``: every
+    BLAS/OpenMP library loaded, with its version, core type (``architecture``) and threads
+    (``threadpoolctl.threadpool_info()``; empty, with ``threadpoolctl`` None, when it is not installed);
+    ``numpy_simd``: numpy's SIMD baseline and the dispatched extensions found / not found on this CPU;
+    ``env``: each of :data:`NUMERIC_ENV_VARS` (None when unset); ``threads``: logical CPUs, usable CPUs,
+    BLAS and OpenMP threads, and PyTorch's intra-op threads and CPU capability when torch is already loaded;
+    ``versions``: python, numpy, scipy, threadpoolctl (and torch when loaded).
+    """
+    import platform
+
+    info = _cpuinfo()
+    arm = platform.machine().lower() in ("aarch64", "arm64") or "asimd" in info["flags"]
+    family = _ARM_FLAGS if arm else _X86_FLAGS  # the flags this kind of CPU could have
+    blas, tpc_version = _blas()
+    try:
+        usable = len(os.sched_getaffinity(0))
+    except AttributeError:
+        usable = os.cpu_count()
+    threads = {"logical_cpus": os.cpu_count(), "usable_cpus": usable,
+               "blas": max((lib["num_threads"] or 0 for lib in blas if lib["user_api"] == "blas"), default=None),
+               "openmp": max((lib["num_threads"] or 0 for lib in blas if lib["user_api"] == "openmp"), default=None)}
+    versions = {"python": sys.version.split()[0], "threadpoolctl": tpc_version}
+    for mod in ("numpy", "scipy"):
+        if mod in sys.modules:
+            versions[mod] = getattr(sys.modules[mod], "__version__", None)
+    if "torch" in sys.modules:  # never imported here: it is slow
+        torch = sys.modules["torch"]
+        versions["torch"] = getattr(torch, "__version__", None)
+        try:
+            threads["torch_intra_op"] = torch.get_num_threads()
+            threads["torch_inter_op"] = torch.get_num_interop_threads()
+            threads["torch_cpu_capability"] = torch.backends.cpu.get_cpu_capability()
+        except Exception:  # an old or partial torch
+            pass
+    return {
+        "cpu": {"model": info["model"] or platform.processor() or platform.machine(), "vendor": info["vendor"],
+                "machine": platform.machine(),
+                "simd_flags": [f for f in SIMD_FLAGS if f in info["flags"]],
+                "simd_flags_missing": [f for f in family if info["flags"] and f not in info["flags"]]},
+        "blas": blas,
+        "numpy_simd": _numpy_simd(),
+        "env": {var: os.environ.get(var) for var in NUMERIC_ENV_VARS},
+        "threads": threads,
+        "versions": versions,
+    }
+
+
+def numeric_summary(env: dict | None = None) -> str:
+    """One line of :func:`numeric_environment`: CPU and its widest SIMD, BLAS and core type, threads, set variables."""
+    env = numeric_environment() if env is None else env
+    cpu, th = env["cpu"], env["threads"]
+    flags = cpu["simd_flags"]
+    widest = next((f for f in ("avx512f", "avx2", "avx", "sse4_2", "sve", "asimd") if f in flags), "")
+    blas = [lib for lib in env["blas"] if lib["user_api"] == "blas"]
+    blas_text = " + ".join(f"{lib['internal_api']} {lib['version']} (core {lib['architecture'] or '?'}, "
+                           f"{lib['num_threads']} threads)" for lib in blas) or "not listed (no threadpoolctl)"
+    simd = env["numpy_simd"].get("found") or env["numpy_simd"].get("baseline") or []
+    set_vars = [f"{k}={v}" for k, v in env["env"].items() if v is not None]
+    return (f"CPU {cpu['model']} ({', '.join(filter(None, [widest, 'fma' if 'fma' in flags else ''])) or 'no AVX'}); "
+            f"BLAS {blas_text}; numpy SIMD {' '.join(simd) or '?'}; {th['usable_cpus']}/{th['logical_cpus']} CPUs; "
+            + (" ".join(set_vars) if set_vars else "no BLAS/thread variables set"))
 
 
 def write_json_atomic(path, obj) -> None:

@@ -14,7 +14,7 @@ from ..schema import COMPUTE_PHASES, PHASES, steps_per_epoch
 from .equations import VARIANTS, load_imbalance_factor, speedup_pipelined
 
 __all__ = ["phase_wide", "summarise_phases", "predicted_speedups", "measured_table3_2", "measured_t_comm",
-           "measured_lif", "epoch_frame", "measured_speedup", "phase_remainder", "overlap_vs_phased"]
+           "measured_lif", "epoch_frame", "measured_speedup", "phase_remainder", "overlap_vs_phased", "bootstrap_cells"]
 
 
 def _require(df, columns, what):
@@ -237,3 +237,58 @@ def overlap_vs_phased(measured_all):
     overlap = it.pivot_table(index=["model", "workers"], columns="mode", values="t_iter", aggfunc="mean")
     overlap["overlapped_over_phased"] = overlap["overlapped"] / overlap["phased"]
     return overlap
+
+
+#: columns of each cell that :func:`bootstrap_cells` resamples
+CELL_COLUMNS = ("t_io", "t_h2d", "t_md", "t_f", "t_b", "t_c", "t_u", "t_iter", "lif", "epoch_time")
+
+
+def bootstrap_cells(measured_all, n_train: int = 60000, b: int | None = None, seed: int | None = None,
+                    compute=COMPUTE_PHASES) -> dict:
+    """Mean of every phase, the LIF and the epoch time of each measured run, and their bootstrap over iterations.
+
+    One cell is a (mode, framework, model, workers) run. Each iteration is represented
+    by its slowest worker (as in :func:`summarise_phases`), with the iteration's LIF
+    (eq. 3.8, as in :func:`measured_lif`) and its epoch time (as in :func:`epoch_frame`).
+    The iterations of a cell are drawn with replacement ``b`` times (a seed per cell,
+    derived from ``seed``), so the means of this function equal those of the tables
+    and their resamples give the intervals of the Chapter 3 claims.
+
+    Returns
+    -------
+    dict
+        ``{(mode, framework, model, workers): {column: (mean, samples)}}`` for the
+        columns of :data:`CELL_COLUMNS` (NaN where a column is absent, e.g. the epoch
+        time without ``batch_size``).
+    """
+    import pandas as pd
+
+    from ..report.uncertainty import B, SEED, group_mean_bootstrap
+
+    b = B if b is None else b
+    seed = SEED if seed is None else seed
+    df = measured_all if "mode" in measured_all.columns else measured_all.assign(mode="phased")
+    keys = ["mode", "framework", "model", "workers", "iteration"]
+    _require(df, keys[1:] + ["t_iter"], "bootstrap_cells")
+    phases = [p for p in PHASES if p in df.columns]
+    rank = "rank" in df.columns
+    idx = df.groupby(keys, sort=True)["t_iter"].idxmax() if rank else None
+    per = df.loc[idx, keys + phases + (["batch_size"] if "batch_size" in df.columns else [])] if rank else \
+        df.groupby(keys, sort=True)[phases].max().reset_index()
+    lifs = []
+    for mode, sub in df.groupby("mode", sort=True):
+        if rank and set(compute) <= set(sub.columns):
+            lifs.append(_lif_per_iteration(sub, compute).assign(mode=mode))
+    per = per.merge(pd.concat(lifs, ignore_index=True), on=keys, how="left") if lifs else per.assign(lif=np.nan)
+    per["lif"] = per["lif"].where(per["workers"] > 1, 1.0)
+    if "batch_size" in per.columns and per["batch_size"].notna().all():
+        steps = [steps_per_epoch(n_train, int(bs), int(g)) for bs, g in zip(per["batch_size"], per["workers"])]
+        per["epoch_time"] = np.asarray(steps, dtype=float) * per["t_iter"].to_numpy()
+    for col in CELL_COLUMNS:
+        if col not in per.columns:
+            per[col] = np.nan
+    out = {}
+    for k, (cell, sub) in enumerate(per.groupby(keys[:-1], sort=True)):
+        est, samples = group_mean_bootstrap(sub[list(CELL_COLUMNS)].to_numpy(dtype=float), b=b, seed=[seed, k])
+        out[tuple(cell)] = {c: (float(est[i]), samples[:, i]) for i, c in enumerate(CELL_COLUMNS)}
+    return out

@@ -24,7 +24,7 @@ import numpy as np
 
 from ..schema import voxels
 
-__all__ = ["scaling_power", "volume_exponents", "core_bound"]
+__all__ = ["scaling_power", "volume_exponents", "core_bound", "level_effects"]
 
 
 def scaling_power(summary, column: str = "workers") -> tuple[float, float]:
@@ -104,3 +104,45 @@ def core_bound(workers, cores: int | None, device: str = "cpu") -> float:
     if device != "cpu" or not cores or cores >= ws.max():
         return -1.0
     return float(np.polyfit(np.log(ws), -np.log(np.minimum(ws, cores)), 1)[0])
+
+
+def level_effects(frame, target: str, factors, log_columns=()):
+    """Ordinary least squares of ``log(target)`` on every factor as a category and ``log`` of ``log_columns``.
+
+    What a hyperparameter costs, read directly from the measurements: with the
+    other factors held fixed, ``exp(β[F=L] − β[F=M])`` is the ratio of the time at
+    level L of factor F to the time at level M (the first level, in sorted order, is
+    the reference with β = 0). A column of ``log_columns`` enters as ``log(column)``,
+    so its coefficient is a power, like q of the generic model. The covariance is
+    heteroscedasticity-robust (HC3). Rows whose ``status`` is not ``ok`` are ignored.
+
+    Returns
+    -------
+    params : pandas.Series
+        ``const``, ``F=L`` for every non-reference level, ``log(column)``.
+    cov : pandas.DataFrame
+        Their covariance.
+    levels : dict
+        Factor → its measured levels, sorted (the first is the reference).
+    """
+    import pandas as pd
+    import statsmodels.api as sm
+
+    df = frame[frame["status"] == "ok"] if "status" in frame.columns else frame
+    factors = [f for f in factors if f not in log_columns]
+    missing = [c for c in [target, *factors, *log_columns] if c not in df.columns]
+    if missing:
+        raise ValueError(f"{missing[0]}: column missing from the frame (have {sorted(df.columns)})")
+    y = pd.to_numeric(df[target], errors="coerce").to_numpy(dtype=float)
+    if not (np.isfinite(y) & (y > 0)).all():
+        raise ValueError(f"{target}: every row needs a positive time")
+    parts = [pd.Series(1.0, index=df.index, name="const")]
+    levels = {f: sorted(df[f].astype(str).unique()) for f in factors}
+    for f in factors:
+        for level in levels[f][1:]:
+            parts.append((df[f].astype(str) == level).astype(float).rename(f"{f}={level}"))
+    for c in log_columns:
+        parts.append(np.log(df[c].astype(float)).rename(f"log({c})"))
+    X = pd.concat(parts, axis=1)
+    ols = sm.OLS(np.log(y), X).fit(cov_type="HC3")
+    return ols.params, ols.cov_params(), levels

@@ -9,6 +9,7 @@ that share a panel never share a colour and line style.
 from __future__ import annotations
 
 import itertools
+import textwrap
 
 import numpy as np
 
@@ -17,7 +18,7 @@ from .output import STYLE
 
 __all__ = ["FRAMEWORK_COLORS", "framework_color", "new_figure", "plot_phase_bars", "plot_speedup", "plot_breakdown",
            "plot_pred_vs_measured", "plot_r2_vs_lambda", "plot_coef_paths", "plot_volume_exponents",
-           "legend_outside"]
+           "legend_outside", "COEF_PANELS"]
 
 #: one colour per framework, shared by every figure
 FRAMEWORK_COLORS = {
@@ -156,47 +157,103 @@ def plot_pred_vs_measured(y_true, y_pred, ax=None, title: str = "", unit: str = 
     return ax
 
 
-def plot_r2_vs_lambda(sweep, ax=None, metric: str = "r2_test"):
-    """R² (held out) against λ for each penalty, mean ± std over seeds (Figure 4.15)."""
-    ax = _axes(ax, (4.2, 3.2))
-    m = sweep[sweep["quantity"] == metric].groupby(["penalty", "lam"])["value"].agg(["mean", "std"]).reset_index()
-    for (pen, g), marker in zip(m.groupby("penalty"), ("o", "s", "^")):
-        ax.errorbar(g["lam"], g["mean"], yerr=g["std"].fillna(0), marker=marker, ms=3, capsize=2, label=pen.upper())
-    ax.set_xscale("log")
-    ax.set_xlabel("λ")
-    ax.set_ylabel("R² (held out)" if metric == "r2_test" else metric)
-    legend_outside(ax, fontsize=8)
-    return ax
+def _sweeps(sweeps, label: str) -> dict:
+    """``{framework label: sweep}`` from one :func:`~perfkit.model.fitting.regularisation_sweep` table or a dict."""
+    out = {label: sweeps} if hasattr(sweeps, "columns") else dict(sweeps)
+    if not out:
+        raise ValueError("sweeps: expected a regularisation_sweep table or a non-empty dict of them")
+    return out
 
 
-_KIND_TITLES = {"a": "coefficients a and level constants κ", "p": "powers p of intrinsic parameters",
-                "q": "powers q of extrinsic factors"}
+def _penalties(sweeps: dict, penalties) -> list:
+    found = [p for p in penalties if any((sw["penalty"] == p).any() for sw in sweeps.values())]
+    if not found:
+        raise ValueError(f"penalties: none of {tuple(penalties)} in the sweep")
+    return found
 
 
-def plot_coef_paths(sweep, penalty: str, axes=None, kinds=("a", "p", "q")):
-    """Fitted parameters against λ for one penalty, mean over seeds, one panel per kind (Figures 4.16–4.17).
+#: the thesis's panels of Figures 4.16 and 4.17 (captions, thesis l. 1169–1173): (kind of parameter, what it is)
+COEF_PANELS = {
+    "intrinsic": (("a", "coefficients a of the intrinsic parameters"), ("p", "powers p of the intrinsic parameters")),
+    "categorical_extrinsic": (("k", "constants of the categorical levels"),
+                              ("q", "powers q of the extrinsic parameters")),
+}
 
-    Within a panel no two lines share a colour and a line style. Returns the axes.
+
+def plot_r2_vs_lambda(sweeps, axes=None, metric: str = "r2_test", label: str = "measured", penalties=("l1", "l2"),
+                      chosen_lam: float | None = None):
+    """Held-out R² against λ as the thesis's Figure 4.15 has it: panel (a) L1, panel (b) L2, a line per framework
+    (mean ± std over the sweep's seeds). Returns the axes.
+
+    ``sweeps`` is one :func:`~perfkit.model.fitting.regularisation_sweep` table (its framework called ``label``)
+    or a dict ``{framework: sweep}``; ``chosen_lam`` draws a dotted line at the λ of the fits (the thesis: 1e-3).
     """
-    sub = sweep[(sweep["penalty"] == penalty) & sweep["kind"].isin(kinds)]
-    if sub.empty:
-        raise ValueError(f"penalty: no {penalty!r} rows of kinds {kinds} in the sweep")
-    kinds = [k for k in kinds if (sub["kind"] == k).any()]
+    sweeps = _sweeps(sweeps, label)
+    pens = _penalties(sweeps, penalties)
     if axes is None:
-        _, axes = new_figure(len(kinds), 1, figsize=(7.2, 2.3 * len(kinds)), sharex=True, squeeze=False)
-        axes = axes[:, 0]
-    for ax, kind in zip(axes, kinds):
-        m = sub[sub["kind"] == kind].groupby(["quantity", "lam"])["value"].mean().reset_index()
-        groups = list(m.groupby("quantity"))
-        for (q, g), (color, style) in zip(groups, _line_styles(len(groups))):
-            ax.plot(g["lam"], g["value"], lw=1.2, color=color, ls=style, label=q)
+        _, axes = new_figure(1, len(pens), figsize=(3.1 * len(pens) + 1.6, 3.0), sharey=True, squeeze=False)
+        axes = axes[0]
+    for i, (ax, pen) in enumerate(zip(axes, pens)):
+        for (fw, sweep), marker in zip(sweeps.items(), itertools.cycle("os^Dv")):
+            m = sweep[(sweep["quantity"] == metric) & (sweep["penalty"] == pen)].groupby("lam")["value"].agg(
+                ["mean", "std"])
+            if not m.empty:
+                ax.errorbar(m.index, m["mean"], yerr=m["std"].fillna(0), marker=marker, ms=3, capsize=2,
+                            color=framework_color(fw), label=fw)
+        if chosen_lam:
+            ax.axvline(chosen_lam, color="grey", lw=0.8, ls=":", label=f"λ of the fits: {chosen_lam:g}")
         ax.set_xscale("log")
-        if kind == "a":
-            ax.set_yscale("symlog", linthresh=1.0)
-        ax.set_ylabel("value")
-        ax.set_title(f"{penalty.upper()}: {_KIND_TITLES.get(kind, kind)}", fontsize=8)
-        legend_outside(ax, fontsize=6, ncol=2 if len(groups) > 8 else 1)
-    axes[-1].set_xlabel("λ")
+        ax.set_xlabel("λ")
+        ax.set_title(f"({'abcdefgh'[i]}) {pen.upper()}", fontsize=9)
+    axes[0].set_ylabel("R² (held out)" if metric == "r2_test" else metric)
+    legend_outside(axes[-1], fontsize=7)
+    return axes
+
+
+def plot_coef_paths(sweeps, kinds=("a", "p"), axes=None, label: str = "measured", penalties=("l1", "l2"),
+                    chosen_lam: float | None = None):
+    """Fitted parameters against λ (mean over seeds) as the thesis's Figures 4.16–4.17 have them: a row per
+    kind of parameter, i.e. the thesis's panels (a), (b) (:data:`COEF_PANELS`: ``("a", "p")`` for 4.16,
+    ``("k", "q")`` for 4.17), and a column per framework and penalty (L1, L2). Returns the 2-D array of axes.
+
+    ``sweeps`` is one :func:`~perfkit.model.fitting.regularisation_sweep` table (its framework called ``label``)
+    or a dict ``{framework: sweep}``. Within a row a parameter keeps its colour and line style in every column,
+    and no two lines of a panel share both; the columns of a row share the y axis, so L1 and L2 compare.
+    """
+    sweeps = _sweeps(sweeps, label)
+    pens = _penalties(sweeps, penalties)
+    titles = {k: t for panels in COEF_PANELS.values() for k, t in panels}
+    kinds = [k for k in kinds if any((sw["kind"] == k).any() for sw in sweeps.values())]
+    if not kinds:
+        raise ValueError("kinds: none of the asked kinds of parameter is in the sweep")
+    columns = [(fw, pen) for fw in sweeps for pen in pens]
+    if axes is None:
+        _, axes = new_figure(len(kinds), len(columns), figsize=(3.0 * len(columns) + 2.2, 2.6 * len(kinds)),
+                             sharex=True, sharey="row", squeeze=False)
+    for r, kind in enumerate(kinds):
+        names = sorted({q for sw in sweeps.values() for q in sw.loc[sw["kind"] == kind, "quantity"]})
+        styles = dict(zip(names, _line_styles(len(names))))
+        for c, (fw, pen) in enumerate(columns):
+            ax, sw = axes[r][c], sweeps[fw]
+            m = sw[(sw["kind"] == kind) & (sw["penalty"] == pen)].groupby(["quantity", "lam"])["value"].mean()
+            for name in names:
+                if name in m.index.get_level_values(0):
+                    g = m.loc[name]
+                    color, style = styles[name]
+                    ax.plot(g.index, g.to_numpy(), lw=1.2, color=color, ls=style,
+                            label=name.split("[", 1)[-1].rstrip("]"))
+            if chosen_lam:
+                ax.axvline(chosen_lam, color="grey", lw=0.8, ls=":")
+            ax.set_xscale("log")
+            if kind == "a":
+                ax.set_yscale("symlog", linthresh=1.0)
+            if kind in ("p", "q"):
+                ax.axhline(0.0, color="grey", lw=0.5)
+            ax.set_title(f"({'abcdefgh'[r]}) {fw}, {pen.upper()}", fontsize=8)
+            if r == len(kinds) - 1:
+                ax.set_xlabel("λ")
+        axes[r][0].set_ylabel(textwrap.fill(titles.get(kind, kind), 26), fontsize=8)
+        legend_outside(axes[r][-1], fontsize=6, ncol=2 if len(names) > 8 else 1)
     return axes
 
 

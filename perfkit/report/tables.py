@@ -91,9 +91,21 @@ def mean_std_columns(df, pairs: dict, drop: bool = True):
 
 
 def claims_view(claims):
-    """The ledger with every text in full, wrapped, left-aligned, verdicts coloured."""
-    colours = {"holds": "#1b7837", "does not hold": "#b2182b", "cannot be tested here": "#777777"}
-    view = claims.drop(columns=[c for c in ("chapter", "data") if c in claims.columns])
+    """The ledger with every text in full, wrapped, left-aligned, verdicts coloured.
+
+    The estimate is shown to three significant digits, its 95 % interval beside it and
+    ``agree`` (the share of resamples on the claim's side of its threshold) as a
+    percentage; ``—`` where a quantity has no resamples (printed numbers compared exactly).
+    """
+    colours = {"holds": "#1b7837", "does not hold": "#b2182b", "inconclusive": "#b35806",
+               "cannot be tested here": "#777777"}
+    view = claims.drop(columns=[c for c in ("chapter", "key", "data") if c in claims.columns])
+    if "estimate" in view.columns:
+        view = view.assign(estimate=[f"{v:.3g}" if np.isfinite(v) else "" for v in view["estimate"].astype(float)])
+    if "agree" in view.columns:
+        tested = view["verdict"] != "cannot be tested here" if "verdict" in view.columns else True
+        view = view.assign(agree=[(f"{100 * v:.0f} %" if np.isfinite(v) else ("—" if t else ""))
+                                  for v, t in zip(view["agree"].astype(float), np.broadcast_to(tested, len(view)))])
     return (view.style.hide(axis="index")
             .set_properties(**{"text-align": "left", "white-space": "normal", "vertical-align": "top"})
             .map(lambda v: f"color: {colours.get(v, 'inherit')}; font-weight: bold", subset=["verdict"])
