@@ -320,8 +320,14 @@ def _sd(v, axis):
     return v.std(axis=axis, ddof=1)
 
 
+#: parameter values below this (in seconds of epoch time per unit) are zero for the seed statistics: a C of
+#: 1e-40 on one seed and 1e-23 on another is 0 on both, not a coefficient of variation of 3
+ZERO = 1e-9
+
+
 def _cv(v, axis):
     """Coefficient of variation over seeds; 0 where every seed gives the same value (even 0)."""
+    v = np.where(np.abs(v) < ZERO, 0.0, v)
     sd = v.std(axis=axis, ddof=1)
     with np.errstate(divide="ignore", invalid="ignore"):
         return np.where(sd == 0, 0.0, sd / np.abs(v.mean(axis=axis)))
