@@ -187,14 +187,6 @@ def _literal(text: str):
     return value
 
 
-def _read_csv(path, what: str = "CSV"):
-    """A user's CSV via :func:`perfkit._io.read_csv`: one clear error for a missing, folder, empty, binary or
-    non-CSV file, or duplicate column names."""
-    from ._io import read_csv
-
-    return read_csv(path, what)
-
-
 def _test_size(value: float, n_rows: int | None = None) -> int | None:
     """``--test-size`` as a number of held-out rows (None when ``n_rows`` is not given: only the form is checked).
 
@@ -255,7 +247,7 @@ def _cmd_fit(args) -> None:
 
     import pandas as pd
 
-    from ._io import check_output
+    from ._io import check_output, read_csv
     from .model.baselines import compare_models, make_baseline, train_test_split_frame
     from .model.fitting import RepeatedFit, fit_repeated
     from .model.generic import ConstantColumnWarning, GenericPerformanceModel
@@ -272,7 +264,7 @@ def _cmd_fit(args) -> None:
         raise ValueError(f"--lam {args.lam:g} needs --penalty l1 or l2")
     _test_size(args.test_size)  # its form; its size is checked against the rows below
     check_output(args.out, "--out", inputs=[args.csv])
-    df = _read_csv(args.csv, "data CSV")
+    df = read_csv(args.csv, "data CSV")
     if args.target not in df.columns:
         raise missing_column_error(df, args.target, "target")
     roles = dict(numeric=column_list("numeric", args.numeric), categorical=column_list("categorical", args.categorical),
@@ -387,13 +379,13 @@ def _cmd_collect(args, argv) -> None:
 
 def _cmd_predict(args) -> None:
     """``perfkit predict``: ``--out`` may not be a folder, the model or the configurations; written atomically."""
-    from ._io import atomic_write, check_output
+    from ._io import atomic_write, check_output, read_csv
     from .model.generic import GenericPerformanceModel
 
     if args.out:
         check_output(args.out, "--out", inputs=[args.model, args.csv])
     model = GenericPerformanceModel.from_json(args.model)
-    df = _read_csv(args.csv, "configurations CSV")
+    df = read_csv(args.csv, "configurations CSV")
     out = df.assign(predicted=model.predict(df))
     if args.out:
         atomic_write(args.out, out.to_csv(index=False))

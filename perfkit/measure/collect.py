@@ -45,6 +45,7 @@ import time
 from pathlib import Path
 
 from ..schema import steps_log_path
+from .._checks import check_int, check_number
 from .._io import append_bytes
 from .plans import DESCRIPTIONS, _count_ok, make_plan, default_out
 from .provenance import command_line, machine_info, numeric_environment, provenance_path, utc_now, write_json_atomic
@@ -116,16 +117,10 @@ def check_run_options(framework: str, threads, device: str, timeout, python=None
     from .workers import adapter_command
 
     adapter_command(framework, python)  # unknown framework
-    if isinstance(threads, bool) or not isinstance(threads, int) or threads < 1:
-        raise ValueError(f"--threads: expected an integer >= 1, got {threads!r}")
+    check_int("--threads", threads)
     if device not in ("cpu", "cuda"):
         raise ValueError(f"--device: expected 'cpu' or 'cuda', got {device!r}")
-    try:
-        t = float(timeout)
-    except (TypeError, ValueError):
-        t = float("nan")
-    if not t > 0 or t == float("inf"):
-        raise ValueError(f"--timeout: expected seconds > 0, got {timeout!r}")
+    check_number("--timeout", timeout, positive=True)
     if python is not None and not (os.path.isfile(python) and os.access(python, os.X_OK)):
         import shutil
 

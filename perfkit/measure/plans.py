@@ -9,12 +9,12 @@ described in :mod:`perfkit.measure.collect`.
 from __future__ import annotations
 
 import itertools
-import math
 import random
 import statistics
 
 from pathlib import Path
 
+from .._checks import check_int, check_number
 from ..schema import (CH5_INTRINSIC, EXTRINSIC, INTRINSIC, KIND_FILES, PHASES, format_volume, measured_path,
                       steps_per_epoch)
 from .spaces import DATASET_SHAPES, TABLE_4_1_SPACE, TABLE_5_1_SPACE, sample_configs, sample_space
@@ -282,26 +282,11 @@ DEFAULTS = {
 }
 
 
-def _integer(lowest):
-    def check(key, value):
-        if isinstance(value, bool) or not isinstance(value, int) or value < lowest:
-            raise ValueError(f"{key}: expected an integer >= {lowest}, got {value!r}")
-    return check
-
-
-def _seconds(lowest, strict):
-    def check(key, value):
-        ok = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
-        if not ok or value < lowest or (strict and value == lowest):
-            raise ValueError(f"{key}: expected seconds {'>' if strict else '>='} {lowest:g}, "
-                             f"got {value!r}")
-    return check
-
-
 #: value checks of the options (lists are checked where they are parsed, by ``_parse_list``)
-_CHECKS = {"samples": _integer(1), "rounds": _integer(1), "iterations": _integer(1), "repeats": _integer(1),
-           "steps": _integer(1), "batch_size": _integer(1), "n_train": _integer(1), "warmup": _integer(0),
-           "seed": _integer(0), "min_run_seconds": _seconds(0, False), "max_epoch_seconds": _seconds(0, True)}
+_CHECKS = {**{key: (check_int, {}) for key in ("samples", "rounds", "iterations", "repeats", "steps", "batch_size",
+                                                "n_train")},
+           "warmup": (check_int, {"minimum": 0}), "seed": (check_int, {"minimum": 0}),
+           "min_run_seconds": (check_number, {}), "max_epoch_seconds": (check_number, {"positive": True})}
 
 
 def make_plan(kind: str, framework: str = "pytorch", **options) -> Plan:
@@ -316,7 +301,8 @@ def make_plan(kind: str, framework: str = "pytorch", **options) -> Plan:
             o[key] = value
     for key, value in o.items():
         if key in _CHECKS:
-            _CHECKS[key](key, value)
+            check, kw = _CHECKS[key]
+            check(key, value, **kw)
     if o.get("mode", "overlapped") not in ("phased", "overlapped"):
         raise ValueError(f"mode: expected 'phased' or 'overlapped', got {o['mode']!r}")
     return {"ch3": _ch3_plan, "ch4": _ch4_plan, "noise": _noise_plan, "epoch": _epoch_plan,

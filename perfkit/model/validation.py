@@ -14,6 +14,8 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from .._checks import check_int, check_number
+
 __all__ = ["validate_frame", "validate_target", "column_list", "missing_column_error", "numeric_column",
            "check_unique_roles", "check_int", "check_number", "as_times", "broadcast_named", "wrap_like", "MAX_TIME"]
 
@@ -21,31 +23,6 @@ __all__ = ["validate_frame", "validate_target", "column_list", "missing_column_e
 #: measurement comes near it (the universe is about 4e17 s old); beyond ~1e154 the squared errors
 #: of MSE/RMSE/R² overflow float64, so such values would give NaN scores rather than an error.
 MAX_TIME = 1e100
-
-
-def check_int(name: str, value, minimum: int = 1, allow_none: bool = False):
-    """``value`` as an int if it is an integer >= ``minimum`` (or None when allowed); else one clear ``ValueError``.
-
-    Booleans and floats (even whole ones such as ``3.0``) are refused: a count is an integer.
-    """
-    if value is None and allow_none:
-        return None
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)) or value < minimum:
-        what = f"an integer >= {minimum}" + (" or None" if allow_none else "")
-        raise ValueError(f"{name}: expected {what}, got {value!r}")
-    return int(value)
-
-
-def check_number(name: str, value, *, positive: bool = False) -> float:
-    """``value`` as a float if it is a finite number >= 0 (> 0 with ``positive``); else one clear ``ValueError``."""
-    ok = not isinstance(value, (bool, np.bool_)) and isinstance(value, (int, float, np.integer, np.floating))
-    try:
-        x = float(value) if ok else float("nan")
-    except OverflowError:  # an int too large for float64
-        x = float("inf")
-    if not (ok and np.isfinite(x) and (x > 0 if positive else x >= 0)):
-        raise ValueError(f"{name}: expected a finite number {'> 0' if positive else '>= 0'}, got {value!r}")
-    return x
 
 
 def column_list(name: str, value) -> list[str]:
