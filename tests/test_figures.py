@@ -42,6 +42,44 @@ def test_savetable_fixed_float_format(tmp_path):
     assert path.stat().st_mtime_ns == mtime  # unchanged content -> not rewritten
 
 
+@pytest.mark.parametrize("old, new, same", [
+    ("a,1.23456,x\n", "a,1.23457,x\n", True),          # last digit: another CPU's rounding
+    ("a,1.23456,x\n", "a,1.2358,x\n", False),          # 1e-3 relative: a real change
+    ("p,1e-33\n", "p,-2e-30\n", True),                  # both zero to the absolute tolerance
+    ("p,0.0015\n", "p,0.0018\n", False),               # small but above the absolute tolerance
+    ("holds,0.5\n", "inconclusive,0.5\n", False),      # a word changed: a verdict
+    ("a,1,2\n", "a,1,2,3\n", False),                   # a number more
+    ("n,nan\n", "n,nan\n", True),
+])
+def test_agrees_tolerates_last_digits_and_nothing_else(old, new, same):
+    from perfkit.report.output import agrees
+
+    assert agrees(old, new) is same
+
+
+def test_tables_and_figures_within_the_tolerance_keep_the_committed_file(tmp_path):
+    import matplotlib.pyplot as plt
+
+    path = pk.savetable(pd.DataFrame({"x": [1.234561]}), "ch9/t", tmp_path)
+    pk.savetable(pd.DataFrame({"x": [1.234562]}), "ch9/t", tmp_path)
+    assert path.read_text() == "x\n1.23456\n"
+    pk.savetable(pd.DataFrame({"x": [1.24]}), "ch9/t", tmp_path)
+    assert path.read_text() == "x\n1.24\n"
+
+    def fig(y):
+        f, ax = plt.subplots()
+        ax.plot([1, 2, 3], y)
+        return f
+
+    png, svg = pk.savefig(fig([3, 1, 2]), "ch9/fig", tmp_path)
+    before = png.read_bytes(), svg.read_bytes()
+    pk.savefig(fig([3, 1, 2 + 1e-9]), "ch9/fig", tmp_path)  # moves a point by far less than a pixel
+    assert (png.read_bytes(), svg.read_bytes()) == before
+    pk.savefig(fig([3, 1, 2.5]), "ch9/fig", tmp_path)
+    assert svg.read_bytes() != before[1] and png.read_bytes() != before[0]
+    plt.close("all")
+
+
 @pytest.mark.parametrize("name", ["fig.png", "ch3", "ch3/fig 1", "../x/y", "ch3/table.csv"])
 def test_bad_names(tmp_path, name):
     with pytest.raises(ValueError, match="name"):

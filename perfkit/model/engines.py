@@ -290,7 +290,7 @@ def smoothed_loss(problem: Problem, delta: float):
     return loss
 
 
-def refine(problem: Problem, lin, powers, stages=REFINE_STAGES):
+def refine(problem: Problem, lin, powers, stages=REFINE_STAGES, tol=1e-12):
     """Refine every parameter together on the smoothed objective, δ shrinking over ``stages``.
 
     The global search only finds the right basin: its linear parameters come from a few
@@ -301,7 +301,7 @@ def refine(problem: Problem, lin, powers, stages=REFINE_STAGES):
     basin, so fits from different seeds, and on different CPUs, agree.
 
     Returns ``(lin, powers, converged, message)``; ``converged`` is whether the last stage met a
-    tolerance (and not its evaluation cap).
+    tolerance (and not its evaluation cap). ``tol`` is the ``ftol``, ``xtol`` and ``gtol`` of every stage.
     """
     from scipy.optimize import least_squares
 
@@ -330,25 +330,33 @@ def refine(problem: Problem, lin, powers, stages=REFINE_STAGES):
 
         res = least_squares(fun, x[free], jac=jac, bounds=(lower[free], upper[free]),
                             loss=smoothed_loss(problem, rel * scale), method="trf", x_scale="jac",
-                            ftol=1e-12, xtol=1e-12, gtol=1e-12)
+                            ftol=tol, xtol=tol, gtol=tol)
         x[free] = res.x
     converged = True if res is None else bool(res.status > 0)
     message = "" if res is None else f"{res.message} ({res.nfev} evaluations in the last stage)"
     return x[:K], x[K:], converged, message
 
 
-def fit_varpro(problem: Problem, rng, *, maxiter=None, popsize=None, tol=0.01, irls_iter=3, search_rows=20000,
-               refine_stages=REFINE_STAGES, **_) -> EngineResult:
-    """Variable projection: DE over the powers with the linear part solved per candidate, a Powell polish,
-    then :func:`refine` of all parameters together on all rows.
+#: starts refined per fit: the search's best and the next distinct members of its final population
+N_STARTS = 4
 
-    The global search and the polish use at most ``search_rows`` rows (a seeded
-    random subset); the final linear parameters use all rows. ``refine_stages=()``
-    skips the refinement (the engine before it was added).
+
+def fit_varpro(problem: Problem, rng, *, maxiter=None, popsize=None, tol=0.01, irls_iter=3, search_rows=20000,
+               refine_stages=REFINE_STAGES, n_starts=N_STARTS, **_) -> EngineResult:
+    """Variable projection: DE over the powers with the linear part solved per candidate, then
+    :func:`refine` of all parameters together on all rows from ``n_starts`` distinct starts (the best
+    one kept), then :func:`canonical`.
+
+    The global search uses at most ``search_rows`` rows (a seeded random subset); the
+    refinement uses all rows. ``refine_stages=()`` skips the refinement and polishes the
+    powers with Powell's method instead (the engine before the refinement was added).
     """
     from scipy.optimize import differential_evolution
 
     _engine_args(maxiter, popsize, tol, irls_iter, search_rows)
+    from .validation import check_int
+
+    check_int("n_starts", n_starts)
     n_rows = len(problem.y)
     if search_rows is not None and n_rows > int(search_rows):
         search = problem.rows(np.sort(rng.choice(n_rows, size=int(search_rows), replace=False)))
@@ -356,7 +364,7 @@ def fit_varpro(problem: Problem, rng, *, maxiter=None, popsize=None, tol=0.01, i
         search = problem
     history: list[float] = []
     if not problem.pow_bounds:  # nothing nonlinear: one linear solve
-        res_x, n_iter = np.zeros(0), 0
+        res_x, n_iter, res_pop = np.zeros(0), 0, np.zeros((0, 0))
     else:
         K, n_p = problem.n_linear, problem.n_p
         chunk = max(1, int(CHUNK_BYTES // (8 * len(search.y) * K)))
@@ -377,16 +385,93 @@ def fit_varpro(problem: Problem, rng, *, maxiter=None, popsize=None, tol=0.01, i
                                      maxiter=300 if maxiter is None else int(maxiter),
                                      popsize=10 if popsize is None else int(popsize), tol=tol)
         res_x, n_iter = res.x, res.nit
+        res_pop = res.population[np.argsort(res.population_energies, kind="stable")]
     if not refine_stages:  # the engine before the refinement: a Powell polish of the powers alone
         powers = _polish(search, res_x, irls_iter)
         return EngineResult(_linear_for(problem, powers, irls_iter), powers, n_iter, history)
-    powers = res_x
-    lin = _linear_for(problem, powers, irls_iter)
-    start = (lin, powers)
-    lin, powers, converged, message = refine(problem, lin, powers, refine_stages)
-    if _exact(problem, lin, powers) > _exact(problem, *start):  # never worse than the search's answer
-        lin, powers = start
+    return _refine_best(problem, _distinct_starts(res_pop, res_x, n_starts), irls_iter, refine_stages,
+                        n_iter, history)
+
+
+#: a start whose exact objective after the first refinement stage is within this relative distance of the
+#: best start's is refined to the end too (a gap larger than this is far above what the later stages change)
+SCREEN_RTOL = 1e-3
+#: tolerance of the screening stage (the starts that pass it are refined again at the full tolerance)
+SCREEN_TOL = 1e-6
+
+
+def _distinct_starts(population, best, n_starts, min_distance=0.1):
+    """Up to ``n_starts`` power vectors: the search's best, then the next best members of its final population
+    that differ from every one already taken by more than ``min_distance`` in some power."""
+    starts = [np.asarray(best, float)]
+    for cand in population:
+        if len(starts) >= n_starts:
+            break
+        if all(np.max(np.abs(cand - s)) > min_distance for s in starts):
+            starts.append(np.asarray(cand, float))
+    return starts
+
+
+def _refine_best(problem: Problem, starts, irls_iter, stages, n_iter, history) -> EngineResult:
+    """Refine several starts and keep the lowest exact objective.
+
+    The search's profiled cost solves the linear part only approximately, so basins whose objectives differ
+    by less than that error can be ranked wrongly, and which one wins then depends on the last bits of the
+    arithmetic (the CPU). Every start gets the first refinement stage at a loose tolerance
+    (:data:`SCREEN_TOL`); those that come within :data:`SCREEN_RTOL` of the best are refined through every
+    stage at the full tolerance.
+    """
+    screened = []
+    for powers in starts:
+        lin = _linear_for(problem, powers, irls_iter)
+        start = (lin, powers, _exact(problem, lin, powers))
+        lin1, pw1, conv, msg = refine(problem, lin, powers, stages[:1], tol=SCREEN_TOL)
+        obj1 = _exact(problem, lin1, pw1)
+        screened.append((obj1, lin1, pw1, conv, msg, start))
+    best1 = min(s[0] for s in screened)
+    finals = []
+    for obj1, lin1, pw1, conv, msg, start in screened:
+        if obj1 - best1 > SCREEN_RTOL * abs(best1):
+            continue
+        lin1, pw1, conv, msg = refine(problem, lin1, pw1, stages)
+        obj = _exact(problem, lin1, pw1)
+        if obj > start[2]:  # never worse than the search's answer
+            lin1, pw1, obj = start[0], start[1], start[2]
+        finals.append((obj, lin1, pw1, conv, msg))
+    obj, lin, powers, converged, message = min(finals, key=lambda f: f[0])
+    lin, powers = canonical(problem, lin, powers)
+    if len(starts) > 1:
+        message += f"; best of {len(starts)} starts ({len(finals)} refined to the end)"
     return EngineResult(lin, powers, n_iter, history, converged, message)
+
+
+#: a term whose contribution to every prediction is below this fraction of the mean |y| is switched off
+DEAD_RTOL = 1e-9
+
+
+def canonical(problem: Problem, lin, powers):
+    """The fit with switched-off terms written one way: coefficient 0 and, for an intrinsic term, power 0.
+
+    A term whose coefficient has reached its lower bound (a ≈ 0) adds nothing to any prediction, so its
+    power is not determined by the data: where the refinement leaves it (at −5, 0 or +5) depends on the
+    last bits of the arithmetic. Setting the coefficient to 0 and the power to 0 (or the bound nearest to
+    0) changes no prediction by more than :data:`DEAD_RTOL` of the mean |y|, never raises the penalty, and
+    makes fits from different seeds and CPUs comparable term by term.
+    """
+    lin, powers = np.array(lin, float), np.array(powers, float)
+    K, n_p = problem.n_linear, problem.n_p
+    lo, hi = problem.lin_bounds
+    tol = DEAD_RTOL * max(float(np.mean(np.abs(problem.y))), 1e-300)
+    _, F, T, _ = _unpack(np.concatenate([lin, powers]), problem)
+    size = np.concatenate([np.max(np.abs(F[:, None] * T), axis=0) if n_p else np.zeros(0),
+                           np.max(np.abs(F[:, None] * problem.onehot), axis=0) if K > n_p + 1 else np.zeros(0)])
+    for j in np.flatnonzero(np.abs(lin[:K - 1]) * size < tol):
+        if lo[j] <= 0.0 <= hi[j]:
+            lin[j] = 0.0
+            if j < n_p:
+                lo_p, hi_p = problem.pow_bounds[j]
+                powers[j] = min(max(0.0, lo_p), hi_p)
+    return lin, powers
 
 
 def _exact(problem: Problem, lin, powers) -> float:

@@ -41,6 +41,7 @@ from typing import Any
 
 import numpy as np
 from sklearn.base import BaseEstimator, RegressorMixin
+from threadpoolctl import threadpool_limits
 
 from .engines import ENGINES, Problem, _engine_args, design, objective
 from .validation import column_list, validate_frame, validate_target
@@ -283,7 +284,9 @@ class GenericPerformanceModel(RegressorMixin, BaseEstimator):
         self.constant_columns_ = constant
         problem = Problem(*self._encode(X, num, cat, ext), y, (lo, hi), pow_bounds, self.penalty, lam)
         start = time.perf_counter()
-        with np.errstate(over="ignore", invalid="ignore"):  # overflowing candidates lose; the result is checked below
+        # one BLAS thread: the matrices are small (threads only add overhead and contention with joblib
+        # workers), and a result that depends on the thread count would be one more machine dependence
+        with np.errstate(over="ignore", invalid="ignore"), threadpool_limits(1):  # overflows lose; checked below
             found = ENGINES[self.method](problem, np.random.default_rng(self.random_state), maxiter=self.maxiter,
                                          popsize=self.popsize, tol=self.tol, irls_iter=self.irls_iter,
                                          search_rows=self.search_rows)

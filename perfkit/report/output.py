@@ -5,7 +5,14 @@ names after the thesis numbering, e.g. ``savefig(fig, "ch3/fig3_2_phases_cnn")``
 writes ``figures/ch3/fig3_2_phases_cnn.png`` and ``.svg``. Output is
 deterministic: no timestamps or software versions in the metadata, fixed SVG ids
 and a fixed float format in CSVs, so re-running a notebook changes no bytes.
-A file is only rewritten when its bytes change.
+
+A file is only rewritten when it changes beyond the reproduction tolerance
+(:func:`agrees`): every word the same and every number within :data:`RTOL` relative
+or :data:`ATOL` absolute. Another CPU's arithmetic moves the last digits of a fit
+(its BLAS kernels round differently), so a rerun elsewhere keeps the committed
+tables, ledgers and findings instead of rewriting them with noise. A figure is
+compared through its SVG (every coordinate and label); when the SVG agrees, the PNG
+and SVG on disk are both kept.
 """
 from __future__ import annotations
 
@@ -15,7 +22,7 @@ from pathlib import Path
 
 from ..schema import figures_dir
 
-__all__ = ["savefig", "savetable", "savetext", "FLOAT_FORMAT", "STYLE", "use_style"]
+__all__ = ["savefig", "savetable", "savetext", "agrees", "FLOAT_FORMAT", "STYLE", "use_style", "RTOL", "ATOL"]
 
 #: matplotlib settings of every perfkit figure (applied when a figure is made and when it is saved)
 STYLE = {
@@ -34,6 +41,31 @@ STYLE = {
 #: printf-style format of floats in every written CSV.
 FLOAT_FORMAT = "%.6g"
 
+#: relative and absolute tolerance under which a number in a rewritten file counts as unchanged
+RTOL = 1e-3
+ATOL = 1e-6
+
+_NUMBER = re.compile(r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?")
+
+
+def agrees(old: str, new: str, rtol: float = RTOL, atol: float = ATOL) -> bool:
+    """Whether two texts are the same but for numbers within ``rtol`` (relative) or ``atol`` (absolute).
+
+    The texts are split into numbers and the words between them; the words must be identical and
+    every pair of numbers close (``|a - b| <= max(rtol * max(|a|, |b|), atol)``).
+    """
+    import math
+
+    if _NUMBER.split(old) != _NUMBER.split(new):
+        return False
+    for a, b in zip(_NUMBER.findall(old), _NUMBER.findall(new)):
+        x, y = float(a), float(b)
+        if x != y and not abs(x - y) <= max(rtol * max(abs(x), abs(y)), atol):
+            if not (math.isnan(x) and math.isnan(y)):
+                return False
+    return True
+
+
 _NAME = re.compile(r"^(ch\d+|[a-z0-9_]+)/[A-Za-z0-9_.\-]+$")
 
 
@@ -48,8 +80,23 @@ def _target(name: str, out_dir: str | Path | None) -> Path:
     return path
 
 
-def _write_if_changed(path: Path, data: bytes) -> Path:
-    if path.exists() and path.read_bytes() == data:
+def _unchanged(path: Path, data: bytes, tolerant: bool) -> bool:
+    """Whether ``path`` already holds ``data`` (byte for byte, or within the tolerance of :func:`agrees`)."""
+    if not path.exists():
+        return False
+    old = path.read_bytes()
+    if old == data:
+        return True
+    if not tolerant:
+        return False
+    try:
+        return agrees(old.decode("utf-8"), data.decode("utf-8"))
+    except UnicodeDecodeError:
+        return False
+
+
+def _write_if_changed(path: Path, data: bytes, tolerant: bool = False) -> Path:
+    if _unchanged(path, data, tolerant):
         return path
     tmp = path.with_suffix(path.suffix + ".tmp")
     tmp.write_bytes(data)
@@ -81,7 +128,7 @@ def savefig(fig, name: str, out_dir: str | Path | None = None, formats=("png", "
     Returns
     -------
     list of pathlib.Path
-        The files written (or left unchanged because identical).
+        The files written (or left as they were because they agree within the tolerance).
     """
     import matplotlib
 
@@ -91,15 +138,20 @@ def savefig(fig, name: str, out_dir: str | Path | None = None, formats=("png", "
         "svg": {"Date": None, "Creator": None},
         "pdf": {"CreationDate": None, "ModDate": None, "Producer": None, "Creator": None},
     }
-    written = []
+    for fmt in formats:
+        if fmt not in meta:
+            raise ValueError(f"formats: unsupported format {fmt!r}; use png, svg or pdf")
+    rendered = {}
     with matplotlib.rc_context(STYLE):
-        for fmt in formats:
-            if fmt not in meta:
-                raise ValueError(f"formats: unsupported format {fmt!r}; use png, svg or pdf")
+        for fmt in dict.fromkeys(("svg", *formats)):
             buf = io.BytesIO()
             fig.savefig(buf, format=fmt, metadata=meta[fmt], bbox_inches="tight")
-            written.append(_write_if_changed(stem.with_suffix(f".{fmt}"), buf.getvalue()))
-    return written
+            rendered[fmt] = buf.getvalue()
+    paths = {fmt: stem.with_suffix(f".{fmt}") for fmt in formats}
+    # the SVG holds every coordinate and label: if it agrees within the tolerance, the figure is unchanged
+    same = _unchanged(stem.with_suffix(".svg"), rendered["svg"], tolerant=True) and all(
+        p.exists() for p in paths.values())
+    return [p if same else _write_if_changed(p, rendered[fmt]) for fmt, p in paths.items()]
 
 
 def savetable(df, name: str, out_dir: str | Path | None = None, index: bool = False) -> Path:
@@ -123,10 +175,11 @@ def savetable(df, name: str, out_dir: str | Path | None = None, index: bool = Fa
     """
     path = _target(name, out_dir).with_suffix(".csv")
     text = df.to_csv(index=index, float_format=FLOAT_FORMAT, lineterminator="\n")
-    return _write_if_changed(path, text.encode("utf-8"))
+    return _write_if_changed(path, text.encode("utf-8"), tolerant=True)
 
 
 def savetext(text: str, name: str, out_dir: str | Path | None = None, suffix: str = ".md") -> Path:
-    """Save a text (Markdown by default) as ``figures/<name><suffix>``, rewritten only when it changes."""
+    """Save a text (Markdown by default) as ``figures/<name><suffix>``, rewritten only when it changes beyond
+    the tolerance of :func:`agrees`."""
     path = _target(name, out_dir).with_suffix(suffix)
-    return _write_if_changed(path, text.encode("utf-8"))
+    return _write_if_changed(path, text.encode("utf-8"), tolerant=True)
