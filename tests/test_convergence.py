@@ -17,7 +17,8 @@ from perfkit.model.engines import Problem, design, objective, residuals, residua
 from perfkit.model.fitting import RepeatedFit
 from perfkit.schema import repo_root
 
-#: a quick-mode fit (60 DE generations, as the notebooks' quick mode) of Chapter 4 and Chapter 5 data, seed 0
+#: quick-mode fits (60 DE generations, as the notebooks' quick mode) of Chapter 4 (L2 and L1) and Chapter 5 data,
+#: seed 0, λ = 1e-3
 SCRIPT = r"""
 import json, sys
 import numpy as np
@@ -30,9 +31,10 @@ for key, path, n_fit, n_test in (("ch4", "data/measured/pytorch-cpu/ch4_lenet5.c
                                   ("ch5", "data/measured/pytorch-cpu/ch5_resattnet3d.csv", 900, 600)):
     X, y, _ = load_steps(path, target="epoch_time", roles=key)
     Xf, Xt, yf, yt = thesis_split(X, y, n_fit=n_fit, n_test=n_test, seed=0)
-    m = GenericPerformanceModel(**ROLES[key], penalty="l2", lam=1e-3, maxiter=60, random_state=0).fit(Xf, yf)
-    out[key] = dict(objective=m.objective_, powers=m.powers_.tolist(), mape=mape(yt, m.predict(Xt)),
-                    converged=m.converged_)
+    for penalty in ("l2", "l1") if key == "ch4" else ("l2",):  # Tables 4.3, 4.4 and 5.2's fits
+        m = GenericPerformanceModel(**ROLES[key], penalty=penalty, lam=1e-3, maxiter=60, random_state=0).fit(Xf, yf)
+        out[f"{key} {penalty}"] = dict(objective=m.objective_, powers=m.powers_.tolist(),
+                                       mape=mape(yt, m.predict(Xt)), converged=m.converged_)
 print(json.dumps(out))
 """
 
@@ -79,9 +81,56 @@ def _fit_under(coretype):
 @pytest.mark.slow
 def test_chapter_4_and_5_fits_agree_under_two_blas_kernel_sets():
     a, b = _fit_under("Haswell"), _fit_under("Prescott")
-    for key in ("ch4", "ch5"):
+    assert sorted(a) == ["ch4 l1", "ch4 l2", "ch5 l2"]
+    for key in a:
         fa, fb = a[key], b[key]
         assert abs(fa["objective"] - fb["objective"]) <= 1e-4 * fa["objective"], (key, fa, fb)
         assert np.max(np.abs(np.subtract(fa["powers"], fb["powers"]))) <= 0.01, (key, fa["powers"], fb["powers"])
         assert abs(fa["mape"] - fb["mape"]) <= 0.2, (key, fa["mape"], fb["mape"])
         assert fa["converged"] and fb["converged"]
+
+
+#: the Chapter 4 and 5 analyses in quick mode (2 seeds, a short λ grid, 60 DE generations): every claim's key,
+#: verdict and estimate
+LEDGER_SCRIPT = r"""
+import json
+from perfkit.chapters import ch4, ch5
+out = {}
+for mod in (ch4, ch5):
+    result = mod.analyse(quick=True, progress=False)
+    out[result.chapter] = result.claims[["key", "verdict", "estimate"]].to_dict("records")
+print(json.dumps(out))
+"""
+
+
+def _ledgers_under(coretypes):
+    """Run :data:`LEDGER_SCRIPT` under each core type at once (one process per core)."""
+    procs = []
+    for coretype in coretypes:
+        env = dict(os.environ, OPENBLAS_CORETYPE=coretype, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1",
+                   MPLBACKEND="Agg")
+        procs.append(subprocess.Popen([sys.executable, "-c", LEDGER_SCRIPT], stdout=subprocess.PIPE,
+                                      stderr=subprocess.PIPE, text=True, env=env, cwd=repo_root()))
+    out = []
+    for proc in procs:
+        stdout, stderr = proc.communicate(timeout=900)
+        assert proc.returncode == 0, stderr[-2000:]
+        out.append(json.loads(stdout.strip().splitlines()[-1]))
+    return out
+
+
+@pytest.mark.slow
+def test_quick_ledgers_have_the_same_verdicts_under_two_blas_kernel_sets():
+    a, b = _ledgers_under(("Haswell", "Prescott"))
+    for chapter in ("ch4", "ch5"):
+        ra, rb = a[chapter], b[chapter]
+        assert [r["key"] for r in ra] == [r["key"] for r in rb]
+        flipped = [(x["key"], x["verdict"], y["verdict"]) for x, y in zip(ra, rb) if x["verdict"] != y["verdict"]]
+        assert not flipped, (chapter, flipped)
+        for x, y in zip(ra, rb):
+            ex, ey = x["estimate"], y["estimate"]
+            if ex is None or ey is None or ex != ex or ey != ey:  # no estimate (None or NaN): claim not testable
+                assert (ex is None or ex != ex) and (ey is None or ey != ey), (chapter, x, y)
+            else:  # the estimate a verdict is decided from: 2 % relative, because the unregularised fit has basins
+                # 0.4 % apart in objective and either can win (README, "Known limit"); 0.2 MAPE points of 20
+                assert abs(ex - ey) <= max(2e-2 * max(abs(ex), abs(ey)), 1e-6), (chapter, x["key"], ex, ey)

@@ -17,8 +17,9 @@ an :class:`EngineResult`:
 ``varpro``
     Variable projection: differential evolution over the powers only, the whole
     population evaluated at once, each candidate's linear part from a few
-    iteratively reweighted least-squares steps (clipped to the bounds), then a
-    Powell polish of the best powers.
+    iteratively reweighted least-squares steps (clipped to the bounds); then
+    :func:`refine` of every parameter together from the best few distinct members
+    of the final population, the lowest exact objective kept, and :func:`canonical`.
 """
 from __future__ import annotations
 

@@ -30,8 +30,9 @@ did. ``method="varpro"`` (default) uses variable projection: for fixed powers
 (p, q) the model is linear in (a, κ, C), so differential evolution searches only
 the powers, with the whole population's cost evaluated at once, and each
 candidate's linear parameters come from a few iteratively reweighted least-squares
-steps for the absolute-error loss (clipped to their bounds). A final local
-polish refines the best candidate. Both engines report the exact objective.
+steps for the absolute-error loss (clipped to their bounds). A refinement of every
+parameter together (:func:`perfkit.model.engines.refine`) from the few best distinct
+candidates then reaches the bottom of the basin. Both engines report the exact objective.
 """
 from __future__ import annotations
 
@@ -127,7 +128,7 @@ class GenericPerformanceModel(RegressorMixin, BaseEstimator):
     history_ : list of float
         Best cost after each generation.
     converged_ : bool or None
-        Whether the varpro engine's final refinement (all parameters together, L-BFGS-B on
+        Whether the varpro engine's final refinement (all parameters together, trust-region least squares on
         the smoothed objective, :func:`perfkit.model.engines.refine`) met its tolerance; None
         for the thesis engine, which has no such test. Across seeds,
         :class:`perfkit.model.fitting.RepeatedFit` reports the spread of the objectives.

@@ -143,7 +143,7 @@ def savefig(fig, name: str, out_dir: str | Path | None = None, formats=("png", "
             raise ValueError(f"formats: unsupported format {fmt!r}; use png, svg or pdf")
     rendered = {}
     with matplotlib.rc_context(STYLE):
-        for fmt in dict.fromkeys(("svg", *formats)):
+        for fmt in dict.fromkeys((*formats, "svg")):  # in the order given (it can matter to the bytes)
             buf = io.BytesIO()
             fig.savefig(buf, format=fmt, metadata=meta[fmt], bbox_inches="tight")
             rendered[fmt] = buf.getvalue()
