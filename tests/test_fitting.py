@@ -42,3 +42,21 @@ def test_choose_lambda_cv_prefers_small_lambda():
     best, res = choose_lambda_cv(_model(maxiter=15), X, y, lams=[1e-5, 10.0], cv=3)
     assert best == 1e-5
     assert list(res.columns) == ["lam", "mean_score", "std_score"] and len(res) == 2
+
+
+def test_summary_writes_spreads_below_the_refinements_resolution_as_zero():
+    import pandas as pd
+
+    from perfkit.model.fitting import RepeatedFit
+
+    class Fit:
+        def __init__(self, a, p):
+            self.params_ = pd.DataFrame([dict(term="x", kind="numeric", column="x", level="", a=a, p=p,
+                                              q=np.nan, C=np.nan)])
+
+    same = RepeatedFit([Fit(100.0, 1.4), Fit(100.0 + 2e-5, 1.4 + 1e-6)], [0, 1]).summary()
+    assert same.loc[0, "a_std"] == 0.0 and same.loc[0, "p_std"] == 0.0
+    assert same.loc[0, "a_mean"] == pytest.approx(100.00001)
+    apart = RepeatedFit([Fit(100.0, 1.4), Fit(101.0, 1.5)], [0, 1]).summary()
+    assert apart.loc[0, "a_std"] == pytest.approx(np.sqrt(0.5)) and apart.loc[0, "p_std"] == pytest.approx(
+        0.1 / np.sqrt(2))

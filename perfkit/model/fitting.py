@@ -114,6 +114,9 @@ class RepeatedFit:
 
     #: seeds whose objective is within this relative distance of the best count as having reached it
     AGREE_RTOL = 1e-4
+    #: a std over seeds at most this times max(|mean|, 1) is reported as 0 in :meth:`summary`: the seeds reached
+    #: the same optimum and differ only within the refinement's tolerance (on another CPU those digits differ)
+    SPREAD_RESOLUTION = 1e-4
 
     @property
     def objective_spread(self) -> float:
@@ -141,7 +144,8 @@ class RepeatedFit:
         -------
         pandas.DataFrame
             One row per term (numeric, categorical level, extrinsic, constant)
-            with ``a_mean, a_std, p_mean, p_std, q_mean, q_std, C_mean, C_std``.
+            with ``a_mean, a_std, p_mean, p_std, q_mean, q_std, C_mean, C_std``;
+            a std at most :attr:`SPREAD_RESOLUTION` × max(|mean|, 1) is written as 0.
         """
         import pandas as pd
 
@@ -150,6 +154,9 @@ class RepeatedFit:
         keys = ["term", "kind", "column", "level"]
         agg = long.groupby(keys, sort=False)[["a", "p", "q", "C"]].agg(["mean", "std"])
         agg.columns = [f"{v}_{s}" for v, s in agg.columns]
+        for v in ("a", "p", "q", "C"):  # below the refinement's resolution a spread is not a spread
+            mean, std = agg[f"{v}_mean"], agg[f"{v}_std"]
+            agg[f"{v}_std"] = std.where(~(std <= self.SPREAD_RESOLUTION * np.maximum(mean.abs(), 1.0)), 0.0)
         return agg.reset_index()
 
     def __repr__(self) -> str:
