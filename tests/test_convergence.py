@@ -134,3 +134,32 @@ def test_quick_ledgers_have_the_same_verdicts_under_two_blas_kernel_sets():
             else:  # the estimate a verdict is decided from: 2 % relative, because the unregularised fit has basins
                 # 0.4 % apart in objective and either can win (README, "Known limit"); 0.2 MAPE points of 20
                 assert abs(ex - ey) <= max(2e-2 * max(abs(ex), abs(ey)), 1e-6), (chapter, x["key"], ex, ey)
+
+
+def test_switched_off_terms_are_written_with_coefficient_and_power_zero():
+    from perfkit.model.engines import canonical
+
+    rng = np.random.default_rng(1)
+    n = 50
+    li, le = np.log(rng.uniform(1, 5, (n, 2))), np.log(rng.uniform(1, 4, (n, 1)))
+    oh = np.eye(2)[rng.integers(0, 2, n)]
+    y = rng.uniform(1, 3, n)
+    pb = Problem(li, le, oh, y, (np.zeros(5), np.full(5, 10.0)), [(-5, 5)] * 3, None, 0.0)
+    lin, powers = np.array([1.0, 1e-40, 0.5, 0.0, 0.2]), np.array([0.7, -5.0, -0.3])  # term 2 is off, at −5
+    lin2, powers2 = canonical(pb, lin, powers)
+    assert lin2[1] == 0.0 and powers2[1] == 0.0  # switched off: written one way
+    assert lin2[0] == 1.0 and powers2[0] == 0.7 and lin2[2] == 0.5 and powers2[2] == -0.3  # the rest untouched
+    before = objective(lin[None], powers[None], pb.design(powers), y, None, 0.0)[0]
+    after = objective(lin2[None], powers2[None], pb.design(powers2), y, None, 0.0)[0]
+    assert abs(before - after) <= 1e-12 * before
+    live = np.array([1.0, 1e-3, 0.5, 0.0, 0.2])  # a small coefficient that still contributes stays
+    assert canonical(pb, live, powers)[1][1] == -5.0
+
+
+def test_refinement_starts_are_distinct_members_of_the_final_population():
+    from perfkit.model.engines import _distinct_starts
+
+    pop = np.array([[0.0, 0.0], [0.05, 0.0], [1.0, 0.0], [1.02, 0.05], [0.0, 2.0], [3.0, 3.0]])
+    starts = _distinct_starts(pop, pop[0], 3)
+    assert [s.tolist() for s in starts] == [[0.0, 0.0], [1.0, 0.0], [0.0, 2.0]]
+    assert len(_distinct_starts(pop, pop[0], 1)) == 1
