@@ -39,12 +39,16 @@ print(json.dumps(out))
 """
 
 
+def _random_data(rng, n, n_i, n_e, levels):
+    """Small random fit data: logs of n_i intrinsic and n_e extrinsic columns, one-hot levels, times."""
+    li, le = np.log(rng.uniform(1, 5, (n, n_i))), np.log(rng.uniform(1, 4, (n, n_e)))
+    oh = np.eye(levels)[rng.integers(0, levels, n)]
+    return li, le, oh, rng.uniform(1, 3, n)
+
+
 def test_refinement_jacobian_is_exact_and_its_loss_tends_to_the_objective():
     rng = np.random.default_rng(0)
-    n = 60
-    li, le = np.log(rng.uniform(1, 5, (n, 3))), np.log(rng.uniform(1, 4, (n, 2)))
-    oh = np.eye(3)[rng.integers(0, 3, n)]
-    y = rng.uniform(1, 3, n)
+    li, le, oh, y = _random_data(rng, 60, 3, 2, 3)
     for pen in (None, "l1", "l2"):
         pb = Problem(li, le, oh, y, (np.zeros(7), np.full(7, 10.0)), [(-2, 2)] * 5, pen, 0.1 if pen else 0.0)
         x = np.concatenate([rng.uniform(0.1, 1, 7), rng.uniform(-1, 1, 5)])
@@ -139,11 +143,7 @@ def test_quick_ledgers_have_the_same_verdicts_under_two_blas_kernel_sets():
 def test_switched_off_terms_are_written_with_coefficient_and_power_zero():
     from perfkit.model.engines import canonical
 
-    rng = np.random.default_rng(1)
-    n = 50
-    li, le = np.log(rng.uniform(1, 5, (n, 2))), np.log(rng.uniform(1, 4, (n, 1)))
-    oh = np.eye(2)[rng.integers(0, 2, n)]
-    y = rng.uniform(1, 3, n)
+    li, le, oh, y = _random_data(np.random.default_rng(1), 50, 2, 1, 2)
     pb = Problem(li, le, oh, y, (np.zeros(5), np.full(5, 10.0)), [(-5, 5)] * 3, None, 0.0)
     lin, powers = np.array([1.0, 1e-40, 0.5, 0.0, 0.2]), np.array([0.7, -5.0, -0.3])  # term 2 is off, at −5
     lin2, powers2 = canonical(pb, lin, powers)

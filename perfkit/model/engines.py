@@ -143,12 +143,12 @@ def solve_linear(Phi, y, lin_bounds, penalty, lam, lin0=None, n_iter=6):
     return b
 
 
-def _engine_args(maxiter, popsize, tol, irls_iter=1, search_rows=None):
+def _engine_args(maxiter, popsize, tol, irls_iter=1, search_rows=None, n_starts=1):
     """Check the engine settings: one clear ``ValueError`` naming the bad one (no silent fallback to a default).
 
     ``maxiter`` and ``popsize`` are None (the engine's default) or integers >= 1;
     ``tol`` a finite number > 0; ``irls_iter`` an integer >= 1; ``search_rows``
-    None (all rows) or an integer >= 1.
+    None (all rows) or an integer >= 1; ``n_starts`` an integer >= 1.
     """
     from .validation import check_int, check_number
 
@@ -157,6 +157,7 @@ def _engine_args(maxiter, popsize, tol, irls_iter=1, search_rows=None):
     check_number("tol", tol, positive=True)
     check_int("irls_iter", irls_iter)
     check_int("search_rows", search_rows, allow_none=True)
+    check_int("n_starts", n_starts)
 
 
 def _recorder(history: list):
@@ -354,10 +355,7 @@ def fit_varpro(problem: Problem, rng, *, maxiter=None, popsize=None, tol=0.01, i
     """
     from scipy.optimize import differential_evolution
 
-    _engine_args(maxiter, popsize, tol, irls_iter, search_rows)
-    from .validation import check_int
-
-    check_int("n_starts", n_starts)
+    _engine_args(maxiter, popsize, tol, irls_iter, search_rows, n_starts)
     n_rows = len(problem.y)
     if search_rows is not None and n_rows > int(search_rows):
         search = problem.rows(np.sort(rng.choice(n_rows, size=int(search_rows), replace=False)))
