@@ -17,7 +17,7 @@ an :class:`EngineResult`:
 ``varpro``
     Variable projection: differential evolution over the powers only, the whole
     population evaluated at once, each candidate's linear part from a few
-    iteratively reweighted least-squares steps (clipped to the bounds); then
+    iteratively reweighted least-squares steps (each solved inside the bounds); then
     :func:`refine` of every parameter together from the best few distinct members
     of the final population, the lowest exact objective kept, and :func:`canonical`.
 """
@@ -113,15 +113,30 @@ def objective(lin, powers, Phi, y, penalty, lam):
     return np.mean(np.abs(y[None, :] - pred), axis=1) + penalty_value(lin, powers, penalty, lam)
 
 
-def solve_linear(Phi, y, lin_bounds, penalty, lam, lin0=None, n_iter=6):
-    """IRLS for min mean|y - Phi b| + penalty, b clipped to bounds; batched over candidates."""
+#: active-set passes per reweighted solve of :func:`solve_linear`
+ACTIVE_SET_PASSES = 4
+
+
+def solve_linear(Phi, y, lin_bounds, penalty, lam, lin0=None, n_iter=6, passes=ACTIVE_SET_PASSES):
+    """IRLS for min mean|y - Phi b| + penalty with b inside its bounds; batched over candidates.
+
+    Each reweighted least-squares problem is solved with the bounds, by a few passes of an active
+    set: parameters that leave their bounds are fixed at them and the rest solved again; a fixed
+    parameter whose gradient points back inside is released. (Solving without the bounds and
+    clipping, as before, is not the bounded solution when several constants sit at 0, and the
+    search then saw a landscape 4-10 % above the objective, ranking basins wrongly.)
+    """
     P, N, K = Phi.shape
-    lo, hi = lin_bounds
+    lo = np.broadcast_to(np.asarray(lin_bounds[0], float), (P, K))
+    hi = np.broadcast_to(np.asarray(lin_bounds[1], float), (P, K))
     pen = np.ones(K)
     pen[-1] = 0.0  # C is not penalised
+    eye = np.eye(K)[None]
     w = np.ones((P, N))
     b = lin0
     eps = 1e-6 * max(float(np.mean(np.abs(y))), 1e-12)
+    at_lo = np.zeros((P, K), bool)
+    at_hi = np.zeros((P, K), bool)
     for _ in range(n_iter):
         PwT = Phi.transpose(0, 2, 1) * w[:, None, :]  # (P, K, N)
         A = np.matmul(PwT, Phi) / N
@@ -132,11 +147,23 @@ def solve_linear(Phi, y, lin_bounds, penalty, lam, lin0=None, n_iter=6):
             reg = reg + 2.0 * lam * pen  # d/db of λ b²; loss scaled as Σ w r² / (2N)
         elif penalty == "l1" and lam > 0 and b is not None:
             reg = reg + lam * pen / np.maximum(np.abs(b), 1e-8)
-        A = A + reg[:, :, None] * np.eye(K)[None]
-        try:
-            b = np.linalg.solve(A, rhs[:, :, None])[:, :, 0]
-        except np.linalg.LinAlgError:
-            b = np.stack([np.linalg.lstsq(A[i], rhs[i], rcond=None)[0] for i in range(P)])
+        A = A + reg[:, :, None] * eye
+        for _pass in range(passes):
+            act = at_lo | at_hi
+            fixed = np.where(at_lo, lo, np.where(at_hi, hi, 0.0))
+            M = np.where(act[:, :, None] | act[:, None, :], 0.0, A) + act[:, :, None] * eye
+            r = np.where(act, fixed, rhs - np.matmul(A, fixed[:, :, None])[:, :, 0])
+            try:
+                b = np.linalg.solve(M, r[:, :, None])[:, :, 0]
+            except np.linalg.LinAlgError:
+                b = np.stack([np.linalg.lstsq(M[i], r[i], rcond=None)[0] for i in range(P)])
+            grad = np.matmul(A, b[:, :, None])[:, :, 0] - rhs
+            release = (at_lo & (grad < 0)) | (at_hi & (grad > 0))
+            new_lo, new_hi = ~act & (b < lo), ~act & (b > hi)
+            if not (release.any() or new_lo.any() or new_hi.any()):
+                break
+            at_lo = (at_lo & ~release) | new_lo
+            at_hi = (at_hi & ~release) | new_hi
         b = np.clip(b, lo, hi)
         r = y[None, :] - np.matmul(Phi, b[:, :, None])[:, :, 0]
         w = 1.0 / (2.0 * np.maximum(np.abs(r), eps))
@@ -146,15 +173,16 @@ def solve_linear(Phi, y, lin_bounds, penalty, lam, lin0=None, n_iter=6):
 def _engine_args(maxiter, popsize, tol, irls_iter=1, search_rows=None, n_starts=1):
     """Check the engine settings: one clear ``ValueError`` naming the bad one (no silent fallback to a default).
 
-    ``maxiter`` and ``popsize`` are None (the engine's default) or integers >= 1;
-    ``tol`` a finite number > 0; ``irls_iter`` an integer >= 1; ``search_rows``
+    ``maxiter``, ``popsize`` and ``tol`` are None (the engine's default) or, for the first two,
+    integers >= 1 and, for ``tol``, a finite number > 0; ``irls_iter`` an integer >= 1; ``search_rows``
     None (all rows) or an integer >= 1; ``n_starts`` an integer >= 1.
     """
     from .validation import check_int, check_number
 
     check_int("maxiter", maxiter, allow_none=True)
     check_int("popsize", popsize, allow_none=True)
-    check_number("tol", tol, positive=True)
+    if tol is not None:
+        check_number("tol", tol, positive=True)
     check_int("irls_iter", irls_iter)
     check_int("search_rows", search_rows, allow_none=True)
     check_int("n_starts", n_starts)
@@ -169,7 +197,7 @@ def _recorder(history: list):
     return record
 
 
-def fit_thesis(problem: Problem, rng, *, maxiter=None, popsize=None, tol=0.01, **_) -> EngineResult:
+def fit_thesis(problem: Problem, rng, *, maxiter=None, popsize=None, tol=None, **_) -> EngineResult:
     """The thesis's engine: scipy's differential evolution (default settings) over every parameter."""
     from scipy.optimize import differential_evolution
 
@@ -187,7 +215,8 @@ def fit_thesis(problem: Problem, rng, *, maxiter=None, popsize=None, tol=0.01, *
 
     res = differential_evolution(cost, all_bounds, seed=rng, callback=_recorder(history),
                                  maxiter=1000 if maxiter is None else int(maxiter),
-                                 popsize=15 if popsize is None else int(popsize), tol=tol)
+                                 popsize=15 if popsize is None else int(popsize),
+                                 tol=0.01 if tol is None else float(tol))
     return EngineResult(res.x[:K], res.x[K:], res.nit, history)
 
 
@@ -343,7 +372,12 @@ def refine(problem: Problem, lin, powers, stages=REFINE_STAGES, tol=1e-12):
 N_STARTS = 4
 
 
-def fit_varpro(problem: Problem, rng, *, maxiter=None, popsize=None, tol=0.01, irls_iter=3, search_rows=20000,
+#: the varpro search's default relative tolerance (scipy's 0.01 stopped it while a tenth of its population
+#: was still in other basins: on Table 4.2's data 4 of 10 seeds then ended 0.4 % above the best objective)
+VARPRO_TOL = 1e-3
+
+
+def fit_varpro(problem: Problem, rng, *, maxiter=None, popsize=None, tol=None, irls_iter=3, search_rows=20000,
                refine_stages=REFINE_STAGES, n_starts=N_STARTS, **_) -> EngineResult:
     """Variable projection: DE over the powers with the linear part solved per candidate, then
     :func:`refine` of all parameters together on all rows from ``n_starts`` distinct starts (the best
@@ -382,7 +416,8 @@ def fit_varpro(problem: Problem, rng, *, maxiter=None, popsize=None, tol=0.01, i
                                      callback=_recorder(history), vectorized=True,
                                      updating="deferred", polish=False,
                                      maxiter=300 if maxiter is None else int(maxiter),
-                                     popsize=10 if popsize is None else int(popsize), tol=tol)
+                                     popsize=10 if popsize is None else int(popsize),
+                                     tol=VARPRO_TOL if tol is None else float(tol))
         res_x, n_iter = res.x, res.nit
         res_pop = res.population[np.argsort(res.population_energies, kind="stable")]
     if not refine_stages:  # the engine before the refinement: a Powell polish of the powers alone

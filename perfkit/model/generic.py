@@ -98,9 +98,10 @@ class GenericPerformanceModel(RegressorMixin, BaseEstimator):
     popsize : int, optional
         Population size multiplier, scipy's meaning, an integer >= 1 (None: 15
         for "thesis", scipy's default; 10 for "varpro", which searches only the powers).
-    tol : float, default 0.01
-        Relative convergence tolerance of the differential evolution (scipy's
-        default); a finite number > 0.
+    tol : float, optional
+        Relative convergence tolerance of the differential evolution, a finite
+        number > 0 (None: 0.01 for "thesis", scipy's default; 1e-3 for "varpro",
+        whose search is cheap enough to run until its population agrees).
     irls_iter : int, default 3
         Reweighted least-squares steps per candidate (varpro engine), an
         integer >= 1; the final polish uses more.
@@ -154,7 +155,7 @@ class GenericPerformanceModel(RegressorMixin, BaseEstimator):
         random_state=None,
         maxiter=None,
         popsize=None,
-        tol=0.01,
+        tol=None,
         irls_iter=3,
         search_rows=20000,
     ):
