@@ -17,6 +17,9 @@ def test_fit_repeated_summary_layout_and_determinism():
     assert s.loc[s.term == "gpus", "q_std"].iloc[0] < 0.05
     again = fit_repeated(_model(maxiter=15), X, y, seeds=[0, 1, 2], n_jobs=2, backend="threading", progress=False)
     np.testing.assert_array_equal(rep.params.drop(columns="fit_time"), again.params.drop(columns="fit_time"))
+    # worker processes (joblib's default backend, as the chapter notebooks' n_jobs=-1) give the same fits
+    procs = fit_repeated(_model(maxiter=15), X, y, seeds=[0, 1, 2], n_jobs=2, progress=False)
+    np.testing.assert_array_equal(rep.params.drop(columns="fit_time"), procs.params.drop(columns="fit_time"))
     assert rep.best.objective_ == rep.params["objective"].min()
     with pytest.raises(ValueError, match="seeds"):
         fit_repeated(_model(), X, y, seeds=[])

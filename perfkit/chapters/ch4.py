@@ -72,7 +72,7 @@ class Params(ParamsBase):
     lams: tuple = (1e-6, 1e-5, 1e-4, 3e-4, 1e-3, 3e-3, 1e-2, 3e-2, 1e-1, 1.0)  # λ grid of Figs. 4.15-4.17
     sweep_seeds: int = 3  # DE seeds per λ in the sweep
     engine: str = "varpro"  # fitting engine: varpro (fast, default) or thesis (scipy DE over every parameter)
-    n_jobs: int = 1  # parallel fits (joblib)
+    n_jobs: int = -1  # parallel fits (joblib; -1: every core; every fit is seeded, so the results do not change)
     progress: bool = True  # progress bars for the fits and the sweep
     figures_dir: str = ""  # folder for figures and tables (ChapterResult.save); "" means figures/
 

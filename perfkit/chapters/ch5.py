@@ -45,7 +45,7 @@ class Params(ParamsBase):
     seeds: int = 10  # DE seeds (Table 5.2 reports mean and std over 10)
     lam: float = 0.001  # L2 λ of the Table 5.2 fit
     engine: str = "varpro"  # fitting engine: varpro (fast, default) or thesis
-    n_jobs: int = 1  # parallel fits (joblib)
+    n_jobs: int = -1  # parallel fits (joblib; -1: every core; every fit is seeded, so the results do not change)
     volume_study: str = "data/measured/pytorch-cpu/ch5_volume_scaling.csv"  # perfkit collect ch5vol output; "" skips §4
     ch4_dataset: str = "data/measured/pytorch-cpu/ch4_lenet5.csv"  # Chapter 4 data to compare errors with; "" skips
     progress: bool = True  # progress bars for the fits
