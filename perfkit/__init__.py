@@ -46,7 +46,9 @@ if TYPE_CHECKING:  # the real imports, for readers and linters; at run time each
                                   iteration_time_single, iteration_time_ssgd, load_imbalance_factor, speedup,
                                   speedup_pipelined)
     from .model.fitting import choose_lambda_cv, fit_repeated, regularisation_sweep
+    from .model.forms import LogLinearModel
     from .model.generic import GenericPerformanceModel
+    from .model.intervals import ConformalRegressor, coverage_of
     from .model.lif import fit_lif_regression, lif_from_worker_times
     from .model.metrics import mae, mape, mse, r2, regression_report, rmse
     from .report.output import savefig, savetable, use_style
@@ -67,6 +69,9 @@ _EXPORTS = {
     "GenericPerformanceModel": "model.generic",
     **dict.fromkeys(["fit_repeated", "regularisation_sweep", "choose_lambda_cv"], "model.fitting"),
     **dict.fromkeys(["make_baseline", "compare_models", "train_test_split_frame"], "model.baselines"),
+    # beyond the thesis: a power law in log space, conformal intervals
+    "LogLinearModel": "model.forms",
+    **dict.fromkeys(["ConformalRegressor", "coverage_of"], "model.intervals"),
     # Chapter 3: LIF regression (eq. 3.9)
     **dict.fromkeys(["fit_lif_regression", "lif_from_worker_times"], "model.lif"),
     # output
@@ -78,10 +83,13 @@ _EXPORTS = {
 _SUBPACKAGES = ("measure", "data", "model", "chapters", "report", "cli")
 
 __all__ = [
+    "ConformalRegressor",
     "GenericPerformanceModel",
+    "LogLinearModel",
     "check_geometry",
     "choose_lambda_cv",
     "compare_models",
+    "coverage_of",
     "evaluate",
     "fit_lif_regression",
     "fit_repeated",

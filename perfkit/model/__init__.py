@@ -5,6 +5,8 @@
   engines as plain functions in :mod:`.engines`; :mod:`.fitting`: repeated fits and λ sweeps;
 - :mod:`.baselines`: random forest and SVR; :mod:`.lif`: the eq. 3.9 regression;
 - :mod:`.scaling`: scaling exponents; :mod:`.metrics`: MAPE (4.13), R² (3.10-3.12) and others;
+- :mod:`.forms`: model forms beyond the thesis (a power law fitted in log space, with interactions);
+  :mod:`.intervals`: conformal prediction intervals for any of them;
 - :mod:`.validation`: the input checks every model runs.
 """
 from __future__ import annotations
@@ -15,6 +17,7 @@ from .._lazy import attach
 
 if TYPE_CHECKING:  # the real imports, for readers and linters; at run time each loads on first use
     from . import equations, metrics, generic, engines, fitting, baselines, lif, phases, scaling, validation
+    from . import forms, intervals
     from .equations import evaluate, iteration_time_multi, iteration_time_pipelined, iteration_time_sgd, iteration_time_single, iteration_time_ssgd, load_imbalance_factor, speedup, speedup_pipelined
     from .metrics import mae, mape, mse, r2, regression_report, rmse
     from .generic import GenericPerformanceModel
@@ -24,6 +27,8 @@ if TYPE_CHECKING:  # the real imports, for readers and linters; at run time each
     from .lif import fit_lif_regression, lif_from_worker_times
     from .scaling import core_bound, scaling_power, volume_exponents
     from .validation import validate_frame, validate_target
+    from .forms import LogLinearModel
+    from .intervals import ConformalRegressor, ExtrapolationWarning, coverage_of
 
 #: public name → the module that defines it
 _EXPORTS = {
@@ -58,16 +63,25 @@ _EXPORTS = {
     "core_bound": "scaling",
     "validate_frame": "validation",
     "validate_target": "validation",
+    "LogLinearModel": "forms",
+    "ConformalRegressor": "intervals",
+    "ExtrapolationWarning": "intervals",
+    "coverage_of": "intervals",
 }
-_SUBMODULES = ('equations', 'metrics', 'generic', 'engines', 'fitting', 'baselines', 'lif', 'phases', 'scaling', 'validation')
+_SUBMODULES = ('equations', 'metrics', 'generic', 'engines', 'fitting', 'baselines', 'lif', 'phases', 'scaling', 'validation',
+               'forms', 'intervals')
 
 __all__ = [
+    "ConformalRegressor",
     "ENGINES",
+    "ExtrapolationWarning",
     "GenericPerformanceModel",
+    "LogLinearModel",
     "RepeatedFit",
     "choose_lambda_cv",
     "compare_models",
     "core_bound",
+    "coverage_of",
     "evaluate",
     "fit_lif_regression",
     "fit_repeated",
@@ -103,6 +117,8 @@ __all__ = [
     "phases",
     "scaling",
     "validation",
+    "forms",
+    "intervals",
 ]
 
 

@@ -1,0 +1,678 @@
+"""Model forms beyond the thesis: a multiplicative power law fitted in log space.
+
+The generic performance model (eq. 4.4, :mod:`perfkit.model.generic`) adds power
+terms, t = (Σ a·I^p + Σ κ)·Π E^q + C. Measured epoch times span orders of
+magnitude and the effects of the hyperparameters multiply rather than add, so a
+sum of powers cannot form the products the data needs. :class:`LogLinearModel`
+takes logs instead:
+
+.. math::
+    \\log t = \\beta_0 + \\sum_j \\beta_j \\log x_j + \\sum_{c,\\ell} \\kappa_{c\\ell}[c = \\ell]
+              + \\sum_{j \\le k} \\beta_{jk} \\log x_j \\log x_k
+              + \\sum_{c,\\ell,j} \\gamma_{c\\ell j}[c = \\ell] \\log x_j
+
+that is t = e^{β₀} · Π x_j^{β_j} · Π e^{κ[c=ℓ]} · (interaction factors): a power
+law whose powers may shift with the other columns, with the column itself
+(β_jk, j ≤ k: the squares (log x_j)² bend the power law, as the measured times
+need, e.g. an optimum batch size) and with a category's level (γ). The x_j are
+the numeric intrinsic and the extrinsic columns; each
+categorical column uses reference coding (its first level, in sorted order, is
+the baseline with κ = 0). Least squares in log space minimises squared
+*relative* errors, which is what MAPE rewards, and it is a convex problem with one
+answer: no restarts, no seeds to average over.
+
+Term selection (``select="lasso"``, default): :class:`sklearn.linear_model.LassoCV`
+on the standardised candidate terms picks the terms with a non-zero coefficient
+(5-fold cross-validation, shuffled with ``random_state``); the chosen set is closed
+under hierarchy (a kept product term keeps the log terms and level indicators it is
+made of, so the model does not depend on the units of the columns); then the kept
+terms are refitted by ordinary least squares, which removes the lasso's shrinkage.
+``select="none"`` fits every candidate term by least squares.
+
+On the measured LeNet-5 file (``data/measured/pytorch-cpu/ch4_lenet5.csv``, thesis
+split 1000/500, seed 0) the held-out MAPE is 9.6 % against 17.8 % for the random
+forest baseline (``tests/test_forms.py`` checks < 15 % and below the forest). It is
+not a universal win: on ``ch5_resattnet3d.csv`` (split 900/600) it is 12.3 %
+against the forest's 4.9 %. Without the squares and products (``interactions=False``)
+the LeNet-5 MAPE is about 28 %: the bends matter more than the category terms.
+"""
+from __future__ import annotations
+
+import itertools
+import json
+import time
+import warnings
+from typing import Any
+
+import numpy as np
+from sklearn.base import BaseEstimator, RegressorMixin
+
+from .._checks import check_int
+from .validation import column_list, validate_frame, validate_target
+
+__all__ = ["LogLinearModel", "SELECT", "TERM_KINDS", "JSON_FORMAT", "JSON_VERSION"]
+
+#: ``format`` and newest ``version`` of the JSON that :meth:`LogLinearModel.to_json` writes
+JSON_FORMAT = "perfkit.LogLinearModel"
+JSON_VERSION = 1
+#: term selection methods of :class:`LogLinearModel`
+SELECT = ("lasso", "none")
+#: kinds of term: log x (its coefficient is a power), log x·log z, a category level, a level times log x
+TERM_KINDS = ("power", "interaction", "level", "level_slope")
+_CV_FOLDS = 5
+_RIDGE = 1e-8  # relative ridge of a rank-deficient least-squares fit (on standardised terms)
+
+
+class LogLinearModel(RegressorMixin, BaseEstimator):
+    """Multiplicative power law with interactions, fitted by least squares on log t.
+
+    Parameters
+    ----------
+    numeric : list of str or str
+        Numeric intrinsic columns (values > 0); each enters as log x. A
+        comma-separated string is accepted.
+    categorical : list of str or str
+        Categorical intrinsic columns; every level but the first (sorted as
+        strings) gets a constant κ, a factor e^κ on t.
+    extrinsic : list of str or str
+        Extrinsic scaling columns (values > 0), e.g. workers, batch size; they
+        enter like the numeric ones.
+    interactions : bool, default True
+        Add log x_j · log x_k for every pair of numeric/extrinsic columns,
+        squares (j = k) included: the power of x_j then changes with x_k and
+        with x_j itself. A square is left out for a column with fewer than 3
+        distinct values in fit (it would repeat log x_j).
+    category_terms : bool, default True
+        Add [c = ℓ] · log x_j for every non-reference level ℓ of every
+        categorical c and every numeric/extrinsic column x_j: the level changes
+        the power of x_j.
+    select : {"lasso", "none"}, default "lasso"
+        ``"lasso"``: keep the terms that :class:`~sklearn.linear_model.LassoCV`
+        (standardised terms, ``KFold(5, shuffle=True, random_state)``) gives a
+        non-zero coefficient, closed under hierarchy, then refit them by
+        ordinary least squares. ``"none"``: least squares on every candidate
+        term (with a tiny ridge, 1e-8 relative, when the terms are linearly
+        dependent).
+    random_state : int, default 0
+        Seed of the cross-validation folds of ``select="lasso"`` (an integer >= 0).
+
+    Every setting is checked when ``fit`` starts; a bad one raises one
+    ``ValueError`` naming it.
+
+    Notes
+    -----
+    ``predict`` returns exp(η̂), the fitted geometric mean: the **median** of t
+    under log-normal errors, not its mean. No retransformation correction is
+    applied; multiply by :attr:`smearing_` (Duan's smearing factor, the mean of
+    e^residual on the training rows) for an estimate of the mean.
+
+    The coefficient of a ``power`` term is the power (d log t / d log x) of its
+    column where every column is 1 (all logs 0) and every categorical is at its
+    reference level, and a ``level`` coefficient is that level's effect there:
+    with interactions or category terms that point usually lies outside the
+    measured data (batch size 1, learning rate 1). :meth:`powers_at` gives the
+    local power of every column at any configurations. With
+    ``interactions=False`` and ``category_terms=False`` the coefficients are the
+    powers and level effects everywhere.
+
+    The fit runs with one BLAS thread and deterministic solvers (coordinate
+    descent with cyclic order, LAPACK least squares), so refits on any machine
+    agree to the last bits of floating point.
+
+    Attributes
+    ----------
+    terms_ : list of str
+        Names of the kept terms, e.g. ``"log(batch_size)"``,
+        ``"log(batch_size)·log(workers)"``, ``"log(batch_size)^2"``, ``"activation=relu"``,
+        ``"activation=relu·log(num_filters)"``.
+    term_specs_ : list of tuple
+        The same terms as data: ``("power", x)``, ``("interaction", x, z)``,
+        ``("level", c, level)``, ``("level_slope", c, level, x)``.
+    coef_ : numpy.ndarray
+        Coefficient of each kept term (log space).
+    intercept_ : float
+        β₀; e^β₀ is the time when every log term is 0 and every category at its reference level.
+    n_terms_ : int
+        Number of kept terms.
+    n_candidates_ : int
+        Number of candidate terms before selection.
+    alpha_ : float or None
+        Penalty LassoCV chose (on standardised terms); None for ``select="none"``.
+    residual_std_ : float
+        Standard deviation of the log residuals on the training rows (≈ relative error).
+    smearing_ : float
+        Duan's smearing factor, mean(e^residual) on the training rows (see Notes).
+    fit_time_ : float
+        Wall time of the fit in seconds.
+    categories_ : dict
+        Levels of each categorical column seen in fit (sorted as strings; the first is the reference).
+    log_columns_ : list of str
+        Numeric and extrinsic columns that enter the model (the constant ones are left out).
+    constant_columns_ : dict
+        Columns with a single value in fit, column → value: a numeric/extrinsic
+        one cannot determine its power (it is left out, power 0, with a
+        :class:`~perfkit.model.generic.ConstantColumnWarning`); a categorical
+        with one level has no terms.
+    params_ : pandas.DataFrame
+        term, kind, coefficient, power (for ``power`` terms), factor (e^coefficient
+        for the intercept and the levels).
+    """
+
+    def __init__(self, numeric=(), categorical=(), extrinsic=(), *, interactions=True, category_terms=True,
+                 select="lasso", random_state=0):
+        self.numeric = numeric
+        self.categorical = categorical
+        self.extrinsic = extrinsic
+        self.interactions = interactions
+        self.category_terms = category_terms
+        self.select = select
+        self.random_state = random_state
+
+    # ------------------------------------------------------------------ setup
+    def _settings(self):
+        num = column_list("numeric", self.numeric)
+        cat = column_list("categorical", self.categorical)
+        ext = column_list("extrinsic", self.extrinsic)
+        for name in ("interactions", "category_terms"):
+            value = getattr(self, name)
+            if not isinstance(value, (bool, np.bool_)):
+                raise ValueError(f"{name}: expected True or False, got {value!r}")
+        if not isinstance(self.select, str) or self.select not in SELECT:
+            raise ValueError(f"select: expected one of {SELECT}, got {self.select!r}")
+        check_int("random_state", self.random_state, minimum=0)
+        if not (num or cat or ext):
+            raise ValueError("no columns given: set numeric, categorical and/or extrinsic")
+        return num, cat, ext
+
+    def _candidates(self, X):
+        logs, specs = self.log_columns_, []
+        levels = {c: lv[1:] for c, lv in self.categories_.items()}
+        specs += [("power", c) for c in logs]
+        specs += [("level", c, lv) for c, lvs in levels.items() for lv in lvs]
+        if self.interactions:
+            specs += [("interaction", a, b) for a, b in itertools.combinations_with_replacement(logs, 2)
+                      if a != b or X[a].nunique() >= 3]
+        if self.category_terms:
+            specs += [("level_slope", c, lv, x) for c, lvs in levels.items() for lv in lvs for x in logs]
+        return specs
+
+    def _design(self, X, specs):
+        """Matrix of the terms ``specs`` for the rows of X (already validated)."""
+        logs = {c: np.log(X[c].to_numpy(dtype=float)) for c in self.log_columns_}
+        cols = []
+        for spec in specs:
+            kind = spec[0]
+            if kind == "power":
+                cols.append(logs[spec[1]])
+            elif kind == "interaction":
+                cols.append(logs[spec[1]] * logs[spec[2]])
+            elif kind == "level":
+                cols.append((X[spec[1]].to_numpy() == spec[2]).astype(float))
+            else:
+                cols.append((X[spec[1]].to_numpy() == spec[2]).astype(float) * logs[spec[3]])
+        return np.column_stack(cols) if cols else np.zeros((len(X), 0))
+
+    # -------------------------------------------------------------------- fit
+    def fit(self, X, y):
+        """Fit log t on the candidate terms (see the class docstring).
+
+        Parameters
+        ----------
+        X : pandas.DataFrame
+            Configurations, with the columns named in numeric/categorical/extrinsic;
+            numeric and extrinsic values must be > 0.
+        y : array_like
+            Measured times, one per row of X, finite and > 0.
+
+        Returns
+        -------
+        self
+
+        Raises
+        ------
+        ValueError
+            A bad setting, a missing column, a value <= 0 or non-numeric in a
+            numeric/extrinsic column, a bad time (each naming the column and row),
+            or fewer than 5 rows for ``select="lasso"`` (2 for ``"none"``).
+        """
+        from threadpoolctl import threadpool_limits
+
+        num, cat, ext = self._settings()
+        min_rows = _CV_FOLDS if self.select == "lasso" else 2
+        validate_frame(X, num, cat, ext)
+        if len(X) < min_rows:
+            raise ValueError(f"X: {len(X)} rows are fewer than the {min_rows} that select={self.select!r} needs")
+        y = validate_target(y, X, positive=True)
+        start = time.perf_counter()
+        self.numeric_, self.categorical_, self.extrinsic_ = num, cat, ext
+        self.categories_ = {c: sorted(X[c].unique().tolist(), key=str) for c in cat}
+        constant = {}
+        for c in num + ext:
+            values = X[c].to_numpy(dtype=float)
+            if np.all(values == values[0]):
+                constant[c] = _jsonable(values[0])
+        for c in cat:
+            if len(self.categories_[c]) == 1:
+                constant[c] = _jsonable(self.categories_[c][0])
+        if constant:
+            from .generic import _warn_constant
+
+            _warn_constant(constant, num, ext)
+        self.constant_columns_ = constant
+        self.log_columns_ = [c for c in num + ext if c not in constant]
+        candidates = self._candidates(X)
+        F = self._design(X, candidates)
+        z = np.log(y)
+        # one BLAS thread: small matrices, and a result that depends on the thread count is a machine dependence
+        with threadpool_limits(1):
+            if self.select == "lasso" and candidates:
+                keep, self.alpha_ = self._lasso(F, z)
+                keep = _hierarchy(candidates, keep)
+            else:
+                keep, self.alpha_ = np.ones(len(candidates), dtype=bool), None
+            intercept, coef = _least_squares(F[:, keep], z)
+        self.term_specs_ = [s for s, k in zip(candidates, keep) if k]
+        self.terms_ = [_term_name(s) for s in self.term_specs_]
+        self.coef_ = coef
+        self.intercept_ = float(intercept)
+        self.n_terms_ = len(self.terms_)
+        self.n_candidates_ = len(candidates)
+        resid = z - (intercept + F[:, keep] @ coef)
+        self.residual_std_ = float(np.std(resid))
+        self.smearing_ = float(np.mean(np.exp(resid)))
+        self.n_features_in_ = len(num) + len(cat) + len(ext)
+        self.fit_time_ = time.perf_counter() - start
+        return self
+
+    def _lasso(self, F, z):
+        """Boolean mask of the terms LassoCV keeps, and its alpha."""
+        from sklearn.exceptions import ConvergenceWarning
+        from sklearn.linear_model import LassoCV
+        from sklearn.model_selection import KFold
+
+        mean, scale = F.mean(axis=0), F.std(axis=0)
+        scale[scale == 0] = 1.0
+        cv = KFold(_CV_FOLDS, shuffle=True, random_state=int(self.random_state))
+        lasso = LassoCV(cv=cv, max_iter=20000, tol=1e-6, selection="cyclic", random_state=int(self.random_state))
+        with warnings.catch_warnings():
+            # the smallest alphas of the path may stop short of the tolerance; the chosen alpha is refitted
+            warnings.simplefilter("ignore", ConvergenceWarning)
+            lasso.fit((F - mean) / scale, z)
+        return lasso.coef_ != 0, float(lasso.alpha_)
+
+    # ---------------------------------------------------------------- predict
+    def _check_fitted(self):
+        if not hasattr(self, "coef_"):
+            from sklearn.exceptions import NotFittedError
+
+            raise NotFittedError("LogLinearModel is not fitted yet; call fit first")
+
+    def predict_log(self, X):
+        """Predicted log t (η̂) for the configurations in ``X``."""
+        self._check_fitted()
+        validate_frame(X, self.numeric_, self.categorical_, self.extrinsic_, categories=self.categories_)
+        return self.intercept_ + self._design(X, self.term_specs_) @ self.coef_
+
+    def predict(self, X):
+        """Predicted times exp(η̂) — the median under log-normal errors (see Notes) — for the rows of ``X``.
+
+        Raises ``ValueError`` for the checks of :func:`~perfkit.model.validation.validate_frame`
+        (missing column, value <= 0, a category level not seen in fit: each naming the column,
+        value and row) and for a row whose prediction overflows, naming the row.
+        """
+        eta = self.predict_log(X)
+        with np.errstate(over="ignore"):
+            pred = np.exp(eta)
+        bad = ~np.isfinite(pred)
+        if bad.any():
+            pos = int(np.flatnonzero(bad)[0])
+            raise ValueError(f"X: the prediction for row {_jsonable(X.index[pos])!r} is not finite (log t = "
+                             f"{eta[pos]:g}): its column values are far outside the fitted range")
+        return pred
+
+    def powers_at(self, X):
+        """Local power d log t / d log x of every numeric/extrinsic column at the rows of ``X``.
+
+        Returns a DataFrame (index of ``X``, one column per entry of :attr:`log_columns_`):
+        the exponent that a small relative change of that column has on t at that
+        configuration, e.g. -0.9 for batch_size: 1 % more batch, 0.9 % less time.
+        """
+        import pandas as pd
+
+        self._check_fitted()
+        validate_frame(X, self.numeric_, self.categorical_, self.extrinsic_, categories=self.categories_)
+        logs = {c: np.log(X[c].to_numpy(dtype=float)) for c in self.log_columns_}
+        out = {c: np.zeros(len(X)) for c in self.log_columns_}
+        for spec, b in zip(self.term_specs_, self.coef_):
+            kind = spec[0]
+            if kind == "power":
+                out[spec[1]] += b
+            elif kind == "interaction":
+                a, c = spec[1], spec[2]
+                if a == c:
+                    out[a] += 2 * b * logs[a]
+                else:
+                    out[a] += b * logs[c]
+                    out[c] += b * logs[a]
+            elif kind == "level_slope":
+                out[spec[3]] += b * (X[spec[1]].to_numpy() == spec[2])
+        return pd.DataFrame(out, index=X.index)
+
+    # --------------------------------------------------------------- reports
+    @property
+    def params_(self):
+        """Fitted terms as a DataFrame: term, kind, coefficient, power, factor."""
+        import pandas as pd
+
+        self._check_fitted()
+        nan = float("nan")
+        rows = [dict(term="(intercept)", kind="intercept", coefficient=self.intercept_, power=nan,
+                     factor=float(np.exp(self.intercept_)))]
+        for spec, name, b in zip(self.term_specs_, self.terms_, self.coef_):
+            rows.append(dict(term=name, kind=spec[0], coefficient=float(b),
+                             power=float(b) if spec[0] == "power" else nan,
+                             factor=float(np.exp(b)) if spec[0] == "level" else nan))
+        return pd.DataFrame(rows, columns=["term", "kind", "coefficient", "power", "factor"])
+
+    def formula(self, digits: int = 3) -> str:
+        """The fitted model as one line, e.g. ``t = 3.2e-05 · batch_size^-0.39 · exp(0.12·[activation=tanh])``.
+
+        Terms appear in the order constant, powers, levels, interactions, level slopes;
+        coefficients are rounded to ``digits`` significant digits.
+        """
+        self._check_fitted()
+        d = check_int("digits", digits, minimum=1)
+
+        def g(v):
+            return f"{v:.{d}g}"
+
+        parts = [g(np.exp(self.intercept_))]
+        order = {"power": 0, "level": 1, "interaction": 2, "level_slope": 3}
+        for spec, b in sorted(zip(self.term_specs_, self.coef_), key=lambda sb: order[sb[0][0]]):
+            kind = spec[0]
+            if kind == "power":
+                parts.append(f"{spec[1]}^{g(b)}")
+            elif kind == "level":
+                parts.append(f"exp({g(b)}·[{spec[1]}={spec[2]}])")
+            elif kind == "interaction":
+                parts.append(f"exp({g(b)}·{_term_name(spec)})")
+            else:
+                parts.append(f"exp({g(b)}·[{spec[1]}={spec[2]}]·log({spec[3]}))")
+        return "t = " + " · ".join(parts)
+
+    def summary(self) -> str:
+        """A printable report: the settings, the selection, the fit quality and the table of :attr:`params_`."""
+        import pandas as pd
+
+        self._check_fitted()
+        sel = (f"LassoCV ({_CV_FOLDS}-fold, alpha {self.alpha_:.3g} on standardised terms), then least squares"
+               if self.alpha_ is not None else "none (least squares on every candidate)")
+        lines = [
+            "LogLinearModel: log t = β₀ + Σ coefficient · term;  t = exp(log t)",
+            f"  columns: numeric {self.numeric_}, categorical {self.categorical_}, extrinsic {self.extrinsic_}",
+            f"  terms: {self.n_terms_} kept of {self.n_candidates_} candidates "
+            f"(interactions={bool(self.interactions)}, category_terms={bool(self.category_terms)})",
+            f"  selection: {sel}",
+            f"  residual sd of log t on the training rows: {self.residual_std_:.4g}; "
+            f"smearing factor {self.smearing_:.4g}; fit {self.fit_time_:.2f} s",
+            "  prediction: exp(log t), the median under log-normal errors; power: at every column = 1 (see powers_at)",
+            "",
+        ]
+        with pd.option_context("display.max_rows", None, "display.width", 200):
+            table = self.params_.to_string(index=False, float_format=lambda v: f"{v:.4g}", na_rep="")
+        return "\n".join(lines) + table
+
+    # ------------------------------------------------------------------ JSON
+    def to_json(self, path=None) -> str:
+        """Serialise the settings and the fitted terms as JSON (never pickle).
+
+        Parameters
+        ----------
+        path : path, optional
+            File to write, replaced atomically (:func:`perfkit._io.atomic_write`);
+            the JSON text is returned either way.
+
+        The document is ``{"format": "perfkit.LogLinearModel", "version": 1,
+        "settings": {every constructor parameter}, "fitted": {...}}``. Floats are
+        written with Python's shortest round-trip repr, so :meth:`from_json`
+        rebuilds a model with bit-identical predictions.
+        """
+        from .generic import _json_tree
+
+        self._check_fitted()
+        doc: dict[str, Any] = {
+            "format": JSON_FORMAT,
+            "version": JSON_VERSION,
+            "settings": {k: _json_tree(v) for k, v in self.get_params().items()},
+            "fitted": {
+                "numeric": self.numeric_,
+                "categorical": self.categorical_,
+                "extrinsic": self.extrinsic_,
+                "categories": {c: [_jsonable(v) for v in lv] for c, lv in self.categories_.items()},
+                "log_columns": self.log_columns_,
+                "constant_columns": {c: _jsonable(v) for c, v in self.constant_columns_.items()},
+                "terms": [[_jsonable(v) for v in s] for s in self.term_specs_],
+                "coef": [float(v) for v in self.coef_],
+                "intercept": self.intercept_,
+                "alpha": self.alpha_,
+                "n_candidates": self.n_candidates_,
+                "residual_std": self.residual_std_,
+                "smearing": self.smearing_,
+                "fit_time": self.fit_time_,
+            },
+        }
+        text = json.dumps(doc, indent=1)
+        if path is not None:
+            from .._io import atomic_write
+
+            atomic_write(path, text)
+        return text
+
+    def save(self, path) -> None:
+        """Write the model to ``path`` as JSON (:meth:`to_json`)."""
+        self.to_json(path)
+
+    @classmethod
+    def from_json(cls, source) -> "LogLinearModel":
+        """Rebuild a fitted model from :meth:`to_json` output (JSON text or a file path).
+
+        The whole document is checked before anything is built: ``format``
+        ``"perfkit.LogLinearModel"``, an integer ``version`` this perfkit reads (1),
+        ``settings`` with exactly the constructor parameters (valid values), and
+        ``fitted`` with every key :meth:`to_json` writes, whose terms name known
+        columns and levels and whose coefficients are finite. Anything else raises
+        one ``ValueError`` naming the key (and the file); a missing file raises
+        ``FileNotFoundError``.
+        """
+        from .generic import _load_json
+
+        doc, where = _load_json(source)
+        return _model_from_doc(cls, doc, where)
+
+    @classmethod
+    def load(cls, path) -> "LogLinearModel":
+        """Read a model that :meth:`save` wrote (same checks as :meth:`from_json`)."""
+        return cls.from_json(path)
+
+
+# ------------------------------------------------------------------------------------ helpers
+def _term_name(spec) -> str:
+    kind = spec[0]
+    if kind == "power":
+        return f"log({spec[1]})"
+    if kind == "interaction":
+        return f"log({spec[1]})^2" if spec[1] == spec[2] else f"log({spec[1]})·log({spec[2]})"
+    if kind == "level":
+        return f"{spec[1]}={spec[2]}"
+    return f"{spec[1]}={spec[2]}·log({spec[3]})"
+
+
+def _hierarchy(specs, keep):
+    """Close a selection under hierarchy: a kept product term keeps the terms it is made of."""
+    keep = np.array(keep, dtype=bool)
+    index = {tuple(s): i for i, s in enumerate(specs)}
+    for i, s in enumerate(specs):
+        if not keep[i]:
+            continue
+        if s[0] == "interaction":
+            parents = [("power", s[1]), ("power", s[2])]
+        elif s[0] == "level_slope":
+            parents = [("level", s[1], s[2]), ("power", s[3])]
+        else:
+            parents = []
+        for p in parents:
+            keep[index[p]] = True
+    return keep
+
+
+def _least_squares(F, z):
+    """Intercept and coefficients of z ~ 1 + F by least squares on centred, scaled columns.
+
+    When the columns are linearly dependent (rank below their number) a ridge of
+    1e-8 times the number of rows (on the standardised columns, whose squared norm
+    is the number of rows) picks one solution.
+    """
+    n, p = F.shape
+    if p == 0:
+        return float(np.mean(z)), np.zeros(0)
+    mean, scale = F.mean(axis=0), F.std(axis=0)
+    scale[scale == 0] = 1.0
+    Z = (F - mean) / scale
+    zc = z - z.mean()
+    beta, _, rank, _ = np.linalg.lstsq(Z, zc, rcond=None)
+    if rank < p:
+        beta = np.linalg.solve(Z.T @ Z + _RIDGE * n * np.eye(p), Z.T @ zc)
+    coef = beta / scale
+    return float(z.mean() - mean @ coef), coef
+
+
+def _jsonable(v):
+    return v.item() if isinstance(v, np.generic) else v
+
+
+_FITTED_KEYS = ("numeric", "categorical", "extrinsic", "categories", "log_columns", "constant_columns", "terms",
+                "coef", "intercept", "alpha", "n_candidates", "residual_std", "smearing", "fit_time")
+
+
+def _model_from_doc(cls, doc, where: str):
+    """Check a parsed LogLinearModel JSON completely, then build the fitted model."""
+    from .generic import _finite, _json_kind
+
+    def fail(msg):
+        return ValueError(f"model JSON{where}: {msg}")
+
+    def short(v):
+        r = repr(v)
+        return r if len(r) <= 60 else r[:57] + "..."
+
+    if not isinstance(doc, dict):
+        raise fail(f"expected an object at the top level, got {_json_kind(doc)}")
+    if doc.get("format") != JSON_FORMAT:
+        what = "'format' is missing" if "format" not in doc else f"format {short(doc['format'])}"
+        raise fail(f"not a {JSON_FORMAT} document ({what})")
+    version = doc.get("version")
+    if isinstance(version, bool) or not isinstance(version, int):
+        raise fail(f"version: expected an integer, got {short(version)}")
+    if version > JSON_VERSION:
+        raise fail(f"version {version} is newer than this perfkit supports ({JSON_VERSION}); upgrade perfkit")
+    if version < 1:
+        raise fail(f"version {version} is not a valid version (1 to {JSON_VERSION})")
+    for key in doc:
+        if key not in ("format", "version", "settings", "fitted"):
+            raise fail(f"unexpected key {key!r} at the top level")
+    for key in ("settings", "fitted"):
+        if not isinstance(doc.get(key), dict):
+            raise fail(f"{key}: expected an object, got {_json_kind(doc.get(key)) if key in doc else 'nothing'}")
+    settings, f = doc["settings"], doc["fitted"]
+    params = cls._get_param_names()
+    for key in settings:
+        if key not in params:
+            raise fail(f"settings: unexpected key {key!r} (not a {cls.__name__} parameter)")
+    for key in params:
+        if key not in settings:
+            raise fail(f"settings: {key!r} is missing")
+    model = cls(**settings)
+    try:
+        num, cat, ext = model._settings()
+    except ValueError as exc:
+        raise fail(f"settings: {exc}") from None
+    for key in _FITTED_KEYS:
+        if key not in f:
+            raise fail(f"fitted: {key!r} is missing")
+    for key in f:
+        if key not in _FITTED_KEYS:
+            raise fail(f"fitted: unexpected key {key!r}")
+
+    def names(key):
+        v = f[key]
+        if not isinstance(v, list) or not all(isinstance(x, str) for x in v):
+            raise fail(f"fitted.{key}: expected a list of strings, got {short(v)}")
+        return v
+
+    def number(key, minimum=None, allow_none=False):
+        v = f[key]
+        if v is None and allow_none:
+            return None
+        if not _finite(v) or (minimum is not None and v < minimum):
+            raise fail(f"fitted.{key}: expected a finite number{f' >= {minimum}' if minimum is not None else ''}, "
+                       f"got {short(v)}")
+        return float(v)
+
+    def level_ok(x):
+        return isinstance(x, str) or _finite(x)
+
+    if (names("numeric"), names("categorical"), names("extrinsic")) != (num, cat, ext):
+        raise fail("fitted columns do not match the settings' numeric/categorical/extrinsic")
+    categories = f["categories"]
+    if not isinstance(categories, dict) or sorted(categories) != sorted(cat):
+        raise fail(f"fitted.categories: expected one list of levels per categorical column {cat}, got "
+                   f"{short(categories)}")
+    for c, lv in categories.items():
+        if not isinstance(lv, list) or not lv or not all(level_ok(x) for x in lv):
+            raise fail(f"fitted.categories[{c!r}]: expected a non-empty list of levels, got {short(lv)}")
+    log_columns = names("log_columns")
+    if any(c not in num + ext for c in log_columns):
+        raise fail(f"fitted.log_columns: {short(log_columns)} are not all numeric/extrinsic columns")
+    constant = f["constant_columns"]
+    if not isinstance(constant, dict) or not all(c in num + cat + ext and level_ok(v) for c, v in constant.items()):
+        raise fail(f"fitted.constant_columns: expected an object of model column -> value, got {short(constant)}")
+    terms = f["terms"]
+    if not isinstance(terms, list):
+        raise fail(f"fitted.terms: expected a list of terms, got {short(terms)}")
+    arity = {"power": 2, "interaction": 3, "level": 3, "level_slope": 4}
+    specs = []
+    for i, t in enumerate(terms):
+        ok = isinstance(t, list) and t and t[0] in arity and len(t) == arity[t[0]]
+        if ok:
+            kind = t[0]
+            logs = [t[1]] if kind == "power" else t[1:3] if kind == "interaction" else [t[3]] if \
+                kind == "level_slope" else []
+            ok = all(x in log_columns for x in logs)
+            if kind in ("level", "level_slope"):
+                ok = ok and t[1] in categories and t[2] in categories[t[1]][1:]
+        if not ok:
+            raise fail(f"fitted.terms[{i}]: {short(t)} is not a term of known columns and levels")
+        specs.append(tuple(t))
+    coef = f["coef"]
+    if not isinstance(coef, list) or not all(_finite(x) for x in coef) or len(coef) != len(specs):
+        raise fail(f"fitted.coef: expected {len(specs)} finite numbers (one per term), got {short(coef)}")
+    n_candidates = f["n_candidates"]
+    if isinstance(n_candidates, bool) or not isinstance(n_candidates, int) or n_candidates < len(specs):
+        raise fail(f"fitted.n_candidates: expected an integer >= {len(specs)}, got {short(n_candidates)}")
+
+    model.numeric_, model.categorical_, model.extrinsic_ = num, cat, ext
+    model.categories_ = {c: list(categories[c]) for c in cat}
+    model.log_columns_ = list(log_columns)
+    model.constant_columns_ = dict(constant)
+    model.term_specs_ = specs
+    model.terms_ = [_term_name(s) for s in specs]
+    model.coef_ = np.asarray(coef, dtype=float)
+    model.intercept_ = number("intercept")
+    model.alpha_ = number("alpha", minimum=0, allow_none=True)
+    model.n_terms_ = len(specs)
+    model.n_candidates_ = n_candidates
+    model.residual_std_ = number("residual_std", minimum=0)
+    model.smearing_ = number("smearing", minimum=0)
+    model.fit_time_ = number("fit_time", minimum=0)
+    model.n_features_in_ = len(num) + len(cat) + len(ext)
+    return model

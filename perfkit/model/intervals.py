@@ -1,0 +1,370 @@
+"""Conformal prediction intervals for any time model, on the relative error.
+
+A point prediction of an epoch time says nothing about how far off it may be.
+:class:`ConformalRegressor` wraps any regressor with ``fit``/``predict`` (a
+:class:`~perfkit.model.forms.LogLinearModel`, a
+:class:`~perfkit.model.generic.GenericPerformanceModel`, a baseline pipeline of
+:func:`~perfkit.model.baselines.make_baseline`) and turns held-out errors into
+intervals with a finite-sample coverage guarantee: if the new configurations are
+exchangeable with the training ones (drawn the same way), an interval of
+``coverage=0.9`` contains the measured time of at least 90 % of them on average
+(``method="split"``: exactly that guarantee; ``"cv+"``: at least 1 − 2α in theory,
+about 1 − α in practice, Barber et al. 2021).
+
+The nonconformity score is the relative error in log space, R = |log(y / ŷ)|: times
+span orders of magnitude, so the interval is a factor, ŷ·e^{−q} to ŷ·e^{q}, wider
+for slow configurations in seconds but the same in percent.
+
+The guarantee says nothing about configurations outside the measured ones: a row
+with a value beyond the fitted range of a column, or a category level never seen,
+is flagged by :meth:`ConformalRegressor.extrapolated`, and
+:meth:`~ConformalRegressor.predict_interval` warns
+(:class:`ExtrapolationWarning`) naming the columns.
+"""
+from __future__ import annotations
+
+import math
+import numbers
+import time
+import warnings
+
+import numpy as np
+from sklearn.base import BaseEstimator, RegressorMixin
+
+from .._checks import check_int
+from .validation import column_list, missing_column_error, numeric_column, validate_target
+
+__all__ = ["ConformalRegressor", "ExtrapolationWarning", "coverage_of", "METHODS"]
+
+#: ways :class:`ConformalRegressor` computes its scores
+METHODS = ("cv+", "split")
+_CHUNK = 4_000_000  # test rows × training rows held in memory at once by the CV+ quantiles
+
+
+class ExtrapolationWarning(UserWarning):
+    """Rows to predict lie outside the fitted range of a column, or have a category level not seen in fit."""
+
+
+class ConformalRegressor(RegressorMixin, BaseEstimator):
+    """Conformal prediction intervals on the relative error |log(y / ŷ)| of any regressor.
+
+    Parameters
+    ----------
+    estimator : regressor
+        Any object with ``fit(X, y)`` and ``predict(X)`` whose predictions are
+        > 0 (times). It is cloned (:func:`sklearn.base.clone`); the object given
+        is left untouched, fitted or not.
+    method : {"cv+", "split"}, default "cv+"
+        ``"cv+"``: K-fold cross-validation; each row's score comes from the fold
+        model that did not see it, and the fold models are kept to build
+        intervals by the CV+ construction (see :meth:`predict_interval`).
+        ``"split"``: a random ``calibration`` share of the rows is held out; the
+        model fitted on the rest gives the scores and the predictions.
+    n_splits : int, default 5
+        Folds of ``"cv+"`` (an integer >= 2).
+    calibration : float, default 0.25
+        Share of rows held out to calibrate ``"split"`` (strictly between 0 and 1).
+    random_state : int, default 0
+        Seed of the folds or of the calibration split (an integer >= 0).
+
+    Attributes
+    ----------
+    estimator_ : regressor
+        The model whose predictions are the ``predicted`` column and :meth:`predict`:
+        fitted on all rows for ``"cv+"``, on the rows not held out for ``"split"``
+        (the model the split guarantee is about).
+    estimators_ : list of regressor
+        ``"cv+"``: the K fold models (fold k fitted without the rows of fold k).
+        ``"split"``: ``[estimator_]``.
+    scores_ : numpy.ndarray
+        Nonconformity scores |log(y / ŷ)|: out-of-fold for ``"cv+"`` (one per
+        training row), on the calibration rows for ``"split"``.
+    fold_ : numpy.ndarray
+        ``"cv+"``: the fold of each training row (index into ``estimators_``);
+        ``"split"``: zeros, one per calibration row.
+    n_calibration_ : int
+        Number of scores (n in the conformal quantile).
+    ranges_ : dict
+        Numeric/extrinsic column → (min, max) seen in fit.
+    levels_ : dict
+        Categorical column → levels seen in fit.
+    fit_time_ : float
+        Wall time of ``fit`` in seconds.
+    """
+
+    def __init__(self, estimator, *, method="cv+", n_splits=5, calibration=0.25, random_state=0):
+        self.estimator = estimator
+        self.method = method
+        self.n_splits = n_splits
+        self.calibration = calibration
+        self.random_state = random_state
+
+    # ------------------------------------------------------------------ setup
+    def _settings(self):
+        for name in ("fit", "predict"):
+            if not callable(getattr(self.estimator, name, None)):
+                raise ValueError(f"estimator: {type(self.estimator).__name__} has no {name}() method")
+        if not isinstance(self.method, str) or self.method not in METHODS:
+            raise ValueError(f"method: expected one of {METHODS}, got {self.method!r}")
+        check_int("n_splits", self.n_splits, minimum=2)
+        cal = self.calibration
+        if isinstance(cal, bool) or not isinstance(cal, numbers.Real) or not 0 < float(cal) < 1:
+            raise ValueError(f"calibration: expected a share strictly between 0 and 1, got {cal!r}")
+        check_int("random_state", self.random_state, minimum=0)
+
+    def _roles(self, X):
+        """(numeric-like columns, categorical columns) to check for extrapolation."""
+        est = self.estimator
+        if not any(hasattr(est, r) for r in ("numeric", "categorical", "extrinsic")):
+            steps = getattr(est, "steps", None)  # a make_baseline pipeline: roles on its "check" step
+            if steps and any(hasattr(steps[0][1], r) for r in ("numeric", "categorical", "extrinsic")):
+                est = steps[0][1]
+        if any(hasattr(est, r) for r in ("numeric", "categorical", "extrinsic")):
+            num = column_list("numeric", getattr(est, "numeric", ())) + \
+                column_list("extrinsic", getattr(est, "extrinsic", ()))
+            return num, column_list("categorical", getattr(est, "categorical", ()))
+        import pandas as pd
+
+        num = [c for c in X.columns if pd.api.types.is_numeric_dtype(X[c]) and not pd.api.types.is_bool_dtype(X[c])]
+        return num, [c for c in X.columns if c not in num]
+
+    # -------------------------------------------------------------------- fit
+    def fit(self, X, y):
+        """Fit the model(s) and compute the nonconformity scores.
+
+        Parameters
+        ----------
+        X : pandas.DataFrame
+            Configurations (what the wrapped estimator takes).
+        y : array_like
+            Measured times, finite and > 0.
+
+        Returns
+        -------
+        self
+
+        Raises
+        ------
+        ValueError
+            A bad setting, a bad time, too few rows for the folds or the
+            calibration split, or a prediction <= 0 or not finite (no relative
+            error), naming the row.
+        """
+        import pandas as pd
+        from sklearn.base import clone
+
+        self._settings()
+        if not isinstance(X, pd.DataFrame):
+            raise ValueError(f"X: expected a pandas DataFrame, got {type(X).__name__}")
+        y = validate_target(y, X, positive=True)
+        n = len(X)
+        start = time.perf_counter()
+        num, cat = self._roles(X)
+        self.ranges_ = {}
+        for c in num:
+            if c not in X.columns:
+                raise missing_column_error(X, c, "numeric")
+            v = numeric_column(X, c, "numeric")
+            self.ranges_[c] = (float(v.min()), float(v.max()))
+        for c in cat:
+            if c not in X.columns:
+                raise missing_column_error(X, c, "categorical")
+        self.levels_ = {c: list(dict.fromkeys(X[c].tolist())) for c in cat}
+        if self.method == "cv+":
+            from sklearn.model_selection import KFold
+
+            k = int(self.n_splits)
+            if n < 2 * k:
+                raise ValueError(f"X: {n} rows are too few for n_splits={k} (need at least {2 * k})")
+            fold = np.empty(n, dtype=int)
+            pred = np.empty(n)
+            self.estimators_ = []
+            for i, (tr, te) in enumerate(KFold(k, shuffle=True, random_state=int(self.random_state)).split(X)):
+                model = clone(self.estimator).fit(X.iloc[tr], y[tr])
+                pred[te] = _positive_predictions(model, X.iloc[te])
+                fold[te] = i
+                self.estimators_.append(model)
+            self.estimator_ = clone(self.estimator).fit(X, y)
+            self.scores_, self.fold_ = np.abs(np.log(y) - np.log(pred)), fold
+        else:
+            n_cal = int(math.ceil(float(self.calibration) * n))
+            if n_cal < 1 or n - n_cal < 2:
+                raise ValueError(f"X: {n} rows are too few to hold out calibration={self.calibration!r} "
+                                 "and still fit on the rest")
+            perm = np.random.default_rng(int(self.random_state)).permutation(n)
+            cal, tr = np.sort(perm[:n_cal]), np.sort(perm[n_cal:])
+            self.estimator_ = clone(self.estimator).fit(X.iloc[tr], y[tr])
+            self.estimators_ = [self.estimator_]
+            pred = _positive_predictions(self.estimator_, X.iloc[cal])
+            self.scores_ = np.abs(np.log(y[cal]) - np.log(pred))
+            self.fold_ = np.zeros(n_cal, dtype=int)
+        self.n_calibration_ = len(self.scores_)
+        self.fit_time_ = time.perf_counter() - start
+        return self
+
+    # ---------------------------------------------------------------- predict
+    def _check_fitted(self):
+        if not hasattr(self, "scores_"):
+            from sklearn.exceptions import NotFittedError
+
+            raise NotFittedError("ConformalRegressor is not fitted yet; call fit first")
+
+    def predict(self, X):
+        """Point predictions of :attr:`estimator_`."""
+        self._check_fitted()
+        return np.asarray(self.estimator_.predict(X), dtype=float).ravel()
+
+    def predict_interval(self, X, coverage=0.9):
+        """Prediction intervals for the rows of ``X``.
+
+        Parameters
+        ----------
+        X : pandas.DataFrame
+            Configurations to predict.
+        coverage : float, default 0.9
+            Target coverage 1 − α, strictly between 0 and 1.
+
+        Returns
+        -------
+        pandas.DataFrame
+            Index of ``X``; columns ``predicted`` (:attr:`estimator_`'s
+            prediction), ``lower``, ``upper`` (times) and ``extrapolated``
+            (:meth:`extrapolated`).
+
+        Notes
+        -----
+        With n scores, the conformal quantile is the ⌈(n+1)·coverage⌉-th
+        smallest, i.e. the empirical quantile at level ⌈(n+1)·coverage⌉/n. When
+        that rank exceeds n (coverage above n/(n+1): too few rows for the
+        coverage asked), the interval is unbounded: ``lower`` 0, ``upper`` inf.
+
+        ``"split"``: ``lower = ŷ·e^{−q}``, ``upper = ŷ·e^{q}`` with q that
+        quantile of the calibration scores.
+
+        ``"cv+"``: the CV+ construction (Barber, Candès, Ramdas, Tibshirani 2021)
+        on the log scale, with the fold models μ₋ₖ: ``log lower`` is the
+        ⌊α(n+1)⌋-th smallest of log μ₋ₖ₍ᵢ₎(x) − Rᵢ and ``log upper`` the
+        ⌈(1−α)(n+1)⌉-th smallest of log μ₋ₖ₍ᵢ₎(x) + Rᵢ over the training rows i
+        (k(i) the fold of row i, α = 1 − coverage). The interval is not centred
+        on ``predicted`` (the model fitted on all rows), which it usually but
+        not always contains.
+
+        Warns
+        -----
+        ExtrapolationWarning
+            Once per call when any row is extrapolated, naming the columns at fault;
+            the coverage guarantee does not hold for those rows.
+
+        Raises
+        ------
+        ValueError
+            ``coverage`` not a number strictly between 0 and 1; the errors of the
+            wrapped estimator's ``predict``; a prediction <= 0 or not finite.
+        """
+        import pandas as pd
+
+        self._check_fitted()
+        cov = _check_coverage(coverage)
+        flags, faults = self._extrapolation(X)
+        if faults:
+            warnings.warn(f"{int(flags.sum())} of {len(X)} rows lie outside the fitted data (" + "; ".join(faults)
+                          + "): the coverage guarantee does not hold for them", ExtrapolationWarning, stacklevel=2)
+        pred = _positive_predictions(self.estimator_, X)
+        n = self.n_calibration_
+        rank_hi = math.ceil(round((n + 1) * cov, 9))  # the rounding keeps 0.9 · 10 from landing on 9.000…01
+        if rank_hi > n:
+            lower, upper = np.zeros(len(X)), np.full(len(X), np.inf)
+        elif self.method == "split":
+            q = np.partition(self.scores_, rank_hi - 1)[rank_hi - 1]
+            lower, upper = pred * np.exp(-q), pred * np.exp(q)
+        else:
+            rank_lo = n + 1 - rank_hi  # = ⌊α(n+1)⌋, without the rounding error of 1 − coverage
+            log_fold = np.log(np.stack([_positive_predictions(m, X) for m in self.estimators_]))  # K × m
+            lower, upper = np.empty(len(X)), np.empty(len(X))
+            step = max(1, _CHUNK // n)
+            for s in range(0, len(X), step):
+                mu = log_fold[:, s:s + step][self.fold_].T  # rows × n: log μ₋ₖ₍ᵢ₎(x)
+                lo = np.partition(mu - self.scores_, rank_lo - 1, axis=1)[:, rank_lo - 1]
+                hi = np.partition(mu + self.scores_, rank_hi - 1, axis=1)[:, rank_hi - 1]
+                lower[s:s + step], upper[s:s + step] = np.exp(lo), np.exp(hi)
+        return pd.DataFrame({"predicted": pred, "lower": lower, "upper": upper, "extrapolated": flags.to_numpy()},
+                            index=X.index)
+
+    # ---------------------------------------------------------- extrapolation
+    def _extrapolation(self, X):
+        import pandas as pd
+
+        if not isinstance(X, pd.DataFrame):
+            raise ValueError(f"X: expected a pandas DataFrame, got {type(X).__name__}")
+        flags = np.zeros(len(X), dtype=bool)
+        faults = []
+        for c, (lo, hi) in self.ranges_.items():
+            if c not in X.columns:
+                raise missing_column_error(X, c, "numeric")
+            v = numeric_column(X, c, "numeric")
+            below, above = v < lo, v > hi
+            if below.any() or above.any():
+                flags |= below | above
+                what = [f"{int(m.sum())} below the fitted min {lo:g}" for m in (below,) if m.any()] + \
+                       [f"{int(m.sum())} above the fitted max {hi:g}" for m in (above,) if m.any()]
+                faults.append(f"{c!r}: " + ", ".join(what))
+        for c, known in self.levels_.items():
+            if c not in X.columns:
+                raise missing_column_error(X, c, "categorical")
+            unseen = ~X[c].isin(known).to_numpy()
+            if unseen.any():
+                flags |= unseen
+                new = list(dict.fromkeys(X[c].to_numpy()[unseen].tolist()))
+                faults.append(f"{c!r}: unseen level{'s' if len(new) > 1 else ''} "
+                              + ", ".join(repr(v) for v in new[:5]) + (" ..." if len(new) > 5 else ""))
+        return pd.Series(flags, index=X.index, name="extrapolated"), faults
+
+    def extrapolated(self, X):
+        """Boolean Series (index of ``X``): the row has a numeric/extrinsic value outside the fitted
+        min–max of its column, or a category level not seen in fit.
+
+        The columns are the wrapped estimator's ``numeric``/``extrinsic`` (ranges) and
+        ``categorical`` (levels) when it has those attributes (or, for a
+        :func:`~perfkit.model.baselines.make_baseline` pipeline, its first step has);
+        otherwise every numeric-dtype column of the training table is checked for range
+        and every other column for levels.
+        """
+        self._check_fitted()
+        return self._extrapolation(X)[0]
+
+
+def _check_coverage(coverage) -> float:
+    ok = not isinstance(coverage, (bool, np.bool_)) and isinstance(coverage, numbers.Real)
+    if not (ok and 0.0 < float(coverage) < 1.0):
+        raise ValueError(f"coverage: expected a number strictly between 0 and 1 (e.g. 0.9), got {coverage!r}")
+    return float(coverage)
+
+
+def _positive_predictions(model, X) -> np.ndarray:
+    pred = np.asarray(model.predict(X), dtype=float).ravel()
+    bad = ~(np.isfinite(pred) & (pred > 0))
+    if bad.any():
+        pos = int(np.flatnonzero(bad)[0])
+        label = X.index[pos]
+        label = label.item() if isinstance(label, np.generic) else label
+        raise ValueError(f"estimator: prediction {pred[pos]:g} for row {label!r} is not a finite time > 0; "
+                         "intervals on the relative error need positive predictions")
+    return pred
+
+
+def coverage_of(intervals, y) -> float:
+    """Fraction of the measured times ``y`` inside [lower, upper] of ``intervals`` (a :meth:`predict_interval` table).
+
+    Raises ``ValueError`` when ``intervals`` lacks ``lower``/``upper`` or ``y`` has another length.
+    """
+    import pandas as pd
+
+    if not isinstance(intervals, pd.DataFrame) or not {"lower", "upper"} <= set(intervals.columns):
+        raise ValueError("intervals: expected a DataFrame with columns 'lower' and 'upper' (from predict_interval)")
+    values = validate_target(y, name="y")
+    if len(values) != len(intervals):
+        raise ValueError(f"y: {len(values)} values for {len(intervals)} intervals")
+    if len(values) == 0:
+        raise ValueError("y: no values")
+    lo, hi = intervals["lower"].to_numpy(dtype=float), intervals["upper"].to_numpy(dtype=float)
+    return float(np.mean((values >= lo) & (values <= hi)))

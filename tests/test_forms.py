@@ -1,0 +1,268 @@
+"""LogLinearModel (perfkit.model.forms) and conformal intervals (perfkit.model.intervals)."""
+import json
+import re
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from perfkit.model.forms import LogLinearModel
+from perfkit.model.intervals import ConformalRegressor, ExtrapolationWarning, coverage_of
+
+CH4 = "data/measured/pytorch-cpu/ch4_lenet5.csv"
+
+# the synthetic law: t = 3 · filters^0.8 · batch^-1 · gpus^-0.6 · exp(0.15·log gpus·log batch) · e^κ(act)
+TRUE_POWERS = {"log(filters)": 0.8, "log(batch)": -1.0, "log(gpus)": -0.6, "log(gpus)·log(batch)": 0.15}
+TRUE_LEVELS = {"act=sigmoid": 0.4, "act=tanh": 0.2}  # relu, the first level, is the reference
+ROLES = dict(numeric=["kernel", "filters"], categorical="act", extrinsic=["gpus", "batch"])
+
+
+def _synthetic(n=600, seed=0, noise=0.05):
+    rng = np.random.default_rng(seed)
+    X = pd.DataFrame({"kernel": rng.choice([2, 3, 4, 5], n), "filters": rng.choice([4, 8, 16, 32, 64], n),
+                      "act": rng.choice(["relu", "sigmoid", "tanh"], n), "gpus": rng.choice([1, 2, 3, 4], n),
+                      "batch": rng.choice([8, 16, 32, 64, 128], n)})
+    X.index = [f"cfg{i}" for i in range(n)]
+    lf, lb, lg = (np.log(X[c].to_numpy(float)) for c in ("filters", "batch", "gpus"))
+    eta = np.log(3.0) + 0.8 * lf - 1.0 * lb - 0.6 * lg + 0.15 * lg * lb + X["act"].map(
+        {"relu": 0.0, **{k.split("=")[1]: v for k, v in TRUE_LEVELS.items()}}).to_numpy()
+    return X, np.exp(eta + noise * rng.standard_normal(n))  # 5 % log-normal noise
+
+
+@pytest.fixture(scope="module")
+def synthetic():
+    X, y = _synthetic()
+    return LogLinearModel(**ROLES).fit(X, y), X, y
+
+
+@pytest.fixture(scope="module")
+def ch4():
+    from perfkit.data.measured import load_steps, thesis_split
+    from perfkit.schema import ROLES as SCHEMA_ROLES, resolve
+
+    X, y, _ = load_steps(resolve(CH4), target="epoch_time", roles="ch4")
+    X_fit, X_test, y_fit, y_test = thesis_split(X, y, n_fit=1000, n_test=500, seed=0)
+    model = LogLinearModel(**SCHEMA_ROLES["ch4"]).fit(X_fit, y_fit)
+    return model, X_fit, X_test, y_fit, y_test
+
+
+# ------------------------------------------------------------------------------- (a) synthetic law
+def test_recovers_known_powers_and_terms(synthetic):
+    m, X, y = synthetic
+    coef = dict(zip(m.terms_, m.coef_))
+    assert set(TRUE_POWERS) | set(TRUE_LEVELS) <= set(m.terms_)
+    for term, power in TRUE_POWERS.items():
+        assert coef[term] == pytest.approx(power, abs=0.05), term
+    assert coef.get("log(kernel)", 0.0) == pytest.approx(0.0, abs=0.05)  # kernel has no effect
+    # a level's constant is its effect where every log term is 0 (x = 1); its effect where the data are is what
+    # the model must get right: the ratio of predictions at the data's centre
+    centre = pd.DataFrame({"kernel": [3], "filters": [16], "gpus": [2], "batch": [32]})
+    base = m.predict(centre.assign(act="relu"))[0]
+    for term, kappa in TRUE_LEVELS.items():
+        ratio = m.predict(centre.assign(act=term.split("=")[1]))[0] / base
+        assert np.log(ratio) == pytest.approx(kappa, abs=0.03), term
+    # local powers at the centre: d log t / d log x = the power + the interaction's share
+    local = m.powers_at(centre.assign(act="tanh")).iloc[0]
+    assert local["batch"] == pytest.approx(-1.0 + 0.15 * np.log(2), abs=0.05)
+    assert local["gpus"] == pytest.approx(-0.6 + 0.15 * np.log(32), abs=0.05)
+    assert local["filters"] == pytest.approx(0.8, abs=0.05) and local["kernel"] == pytest.approx(0.0, abs=0.05)
+    assert m.n_terms_ == len(m.terms_) == len(m.coef_) < m.n_candidates_
+    assert m.residual_std_ == pytest.approx(0.05, abs=0.01)
+
+
+def test_fewer_terms_without_interactions(synthetic):
+    m, X, y = synthetic
+    plain = LogLinearModel(**ROLES, interactions=False).fit(X, y)
+    assert plain.n_candidates_ < m.n_candidates_ and plain.n_terms_ < m.n_terms_
+    assert not any("·log(" in t or "^2" in t for t in plain.terms_ if t.startswith("log("))
+    neither = LogLinearModel(**ROLES, interactions=False, category_terms=False, select="none").fit(X, y)
+    assert neither.terms_ == ["log(kernel)", "log(filters)", "log(gpus)", "log(batch)", "act=sigmoid", "act=tanh"]
+
+
+def test_reports(synthetic):
+    m, X, y = synthetic
+    p = m.params_
+    assert list(p.columns) == ["term", "kind", "coefficient", "power", "factor"]
+    assert p["term"].iloc[0] == "(intercept)" and len(p) == m.n_terms_ + 1
+    row = p.set_index("term").loc["log(filters)"]
+    assert row["kind"] == "power" and row["power"] == row["coefficient"]
+    tanh = p.set_index("term").loc["act=tanh"]
+    assert tanh["kind"] == "level" and tanh["factor"] == pytest.approx(np.exp(tanh["coefficient"]))
+    assert np.isnan(tanh["power"]) and np.isnan(row["factor"])
+    f = m.formula()
+    assert re.match(r"t = 3\.0\d · kernel\^\S+ · filters\^0\.[78]\d* · gpus\^-0\.[56]\d* · batch\^-[01]\.?\d* · "
+                    r"exp\(0\.[34]\d*·\[act=sigmoid\]\) · exp\(0\.[12]\d*·\[act=tanh\]\) · exp\(", f), f
+    assert "·log(gpus)·log(batch))" in f
+    s = m.summary()
+    assert "log(gpus)·log(batch)" in s and "median" in s and f"{m.n_terms_} kept of {m.n_candidates_}" in s
+
+
+def test_deterministic(synthetic):
+    m, X, y = synthetic
+    again = LogLinearModel(**ROLES).fit(X, y)
+    assert again.terms_ == m.terms_ and np.array_equal(again.coef_, m.coef_)
+
+
+# -------------------------------------------------------------------------------- (b) measured ch4
+def test_ch4_beats_random_forest(ch4):
+    from perfkit.model.baselines import make_baseline
+    from perfkit.model.metrics import mape
+    from perfkit.schema import ROLES as SCHEMA_ROLES
+
+    model, X_fit, X_test, y_fit, y_test = ch4
+    ours = mape(y_test, model.predict(X_test))
+    rf = make_baseline("rf", **SCHEMA_ROLES["ch4"], random_state=0).fit(X_fit, y_fit)
+    theirs = mape(y_test, rf.predict(X_test))
+    print(f"ch4 held-out MAPE: LogLinearModel {ours:.2f} %, random forest {theirs:.2f} %")
+    assert ours < 15.0
+    assert ours < theirs
+
+
+# ------------------------------------------------------------------------------------ (c) JSON
+def test_json_round_trip(synthetic, ch4, tmp_path):
+    for m, X in ((synthetic[0], synthetic[1]), (ch4[0], ch4[2])):
+        back = LogLinearModel.from_json(m.to_json())
+        assert np.array_equal(back.predict(X), m.predict(X))
+        assert back.terms_ == m.terms_ and back.formula() == m.formula() and back.get_params() == m.get_params()
+        path = tmp_path / "model.json"
+        m.save(path)
+        assert json.loads(path.read_text())["format"] == "perfkit.LogLinearModel"
+        assert np.array_equal(LogLinearModel.load(path).predict(X), m.predict(X))
+
+
+def test_json_rejects_bad_documents(synthetic):
+    doc = json.loads(synthetic[0].to_json())
+    with pytest.raises(ValueError, match="not a perfkit.LogLinearModel"):
+        LogLinearModel.from_json(json.dumps({**doc, "format": "perfkit.GenericPerformanceModel"}))
+    bad = json.loads(json.dumps(doc))
+    bad["fitted"]["terms"][0] = ["power", "nonexistent"]
+    with pytest.raises(ValueError, match=r"fitted\.terms\[0\]"):
+        LogLinearModel.from_json(json.dumps(bad))
+    bad = json.loads(json.dumps(doc))
+    bad["fitted"]["coef"] = bad["fitted"]["coef"][:-1]
+    with pytest.raises(ValueError, match=r"fitted\.coef"):
+        LogLinearModel.from_json(json.dumps(bad))
+
+
+# ------------------------------------------------------------------------------- (d) bad input
+def test_bad_input(synthetic):
+    m, X, y = synthetic
+    Xbad = X.copy()
+    Xbad.loc["cfg7", "batch"] = 0
+    with pytest.raises(ValueError, match=r"extrinsic column 'batch'.*row 'cfg7'.*must be > 0"):
+        LogLinearModel(**ROLES).fit(Xbad, y)
+    with pytest.raises(ValueError, match=r"'batch'.*row 'cfg7'"):
+        m.predict(Xbad)
+    with pytest.raises(ValueError, match="must be > 0"):
+        LogLinearModel(**ROLES).fit(X, -y)
+    with pytest.raises(ValueError, match=r"categorical column 'act': unseen category 'gelu'"):
+        m.predict(X.iloc[:3].assign(act="gelu"))
+    with pytest.raises(ValueError, match=r"extrinsic column 'gpus' not found"):
+        m.predict(X.drop(columns="gpus"))
+    with pytest.raises(ValueError, match=r"^select: expected one of \('lasso', 'none'\), got 'ridge'"):
+        LogLinearModel(**ROLES, select="ridge").fit(X, y)
+    with pytest.raises(ValueError, match="^interactions: expected True or False"):
+        LogLinearModel(**ROLES, interactions="yes").fit(X, y)
+    with pytest.raises(ValueError, match="^random_state: expected an integer >= 0"):
+        LogLinearModel(**ROLES, random_state=-1).fit(X, y)
+
+
+@pytest.mark.parametrize("coverage", [0, 1, 1.5, -0.1, True, "0.9", float("nan")])
+def test_bad_coverage(synthetic, coverage):
+    m, X, y = synthetic
+    conf = ConformalRegressor(LogLinearModel(**ROLES, select="none"), method="split").fit(X, y)
+    with pytest.raises(ValueError, match="^coverage: expected a number strictly between 0 and 1"):
+        conf.predict_interval(X.iloc[:5], coverage=coverage)
+
+
+def test_bad_conformal_settings(synthetic):
+    m, X, y = synthetic
+    for kw, name in ((dict(method="jackknife"), "method"), (dict(n_splits=1), "n_splits"),
+                     (dict(calibration=1.0), "calibration"), (dict(random_state=None), "random_state")):
+        with pytest.raises(ValueError, match=f"^{name}: "):
+            ConformalRegressor(m, **kw).fit(X, y)
+    with pytest.raises(ValueError, match="^estimator: "):
+        ConformalRegressor(object()).fit(X, y)
+
+
+# ------------------------------------------------------------------------------- (e) conformal
+@pytest.fixture(scope="module")
+def ch4_conformal(ch4):
+    model, X_fit, X_test, y_fit, y_test = ch4
+    return {method: ConformalRegressor(LogLinearModel(**model.get_params()), method=method).fit(X_fit, y_fit)
+            for method in ("cv+", "split")}
+
+
+@pytest.mark.parametrize("method", ["cv+", "split"])
+def test_ch4_interval_coverage(ch4, ch4_conformal, method):
+    model, X_fit, X_test, y_fit, y_test = ch4
+    conf = ch4_conformal[method]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ExtrapolationWarning)  # the held-out rows lie inside the fitted ranges
+        iv = conf.predict_interval(X_test, coverage=0.9)
+    assert list(iv.columns) == ["predicted", "lower", "upper", "extrapolated"]
+    assert iv.index.equals(X_test.index) and not iv["extrapolated"].any()
+    assert (iv["lower"] < iv["upper"]).all() and (iv["lower"] > 0).all()
+    covered = coverage_of(iv, y_test)
+    print(f"ch4 {method} 90 % intervals cover {covered:.1%} of {len(y_test)} held-out rows; "
+          f"median width factor {np.median(iv['upper'] / iv['lower']):.2f}")
+    assert 0.85 <= covered <= 0.95
+    if method == "split":
+        # symmetric in log space around the model fitted on the rows not held out
+        assert np.allclose(np.log(iv["upper"] / iv["predicted"]), np.log(iv["predicted"] / iv["lower"]))
+        assert conf.n_calibration_ == 250 and len(conf.estimators_) == 1
+    else:
+        assert conf.n_calibration_ == len(X_fit) and len(conf.estimators_) == 5
+        assert np.array_equal(conf.predict(X_test), model.predict(X_test))  # the full model is the one we fitted
+    narrow = conf.predict_interval(X_test, coverage=0.5)
+    assert (narrow["upper"] <= iv["upper"]).all() and (narrow["lower"] >= iv["lower"]).all()
+
+
+def test_coverage_beyond_the_data_gives_infinite_intervals(ch4, ch4_conformal):
+    X_test = ch4[2]
+    iv = ch4_conformal["split"].predict_interval(X_test.iloc[:3], coverage=0.999)  # ⌈251·0.999⌉ = 251 > 250
+    assert np.isinf(iv["upper"]).all() and (iv["lower"] == 0).all()
+
+
+def test_extrapolation_flag_and_warning(ch4, ch4_conformal):
+    X_test = ch4[2]
+    conf = ch4_conformal["cv+"]
+    assert conf.ranges_["workers"] == (1.0, 3.0)
+    rows = X_test.iloc[:4].copy()
+    rows.iloc[1, rows.columns.get_loc("workers")] = 8
+    flags = conf.extrapolated(rows)
+    assert flags.dtype == bool and flags.index.equals(rows.index) and flags.tolist() == [False, True, False, False]
+    with pytest.warns(ExtrapolationWarning, match=r"1 of 4 rows.*'workers': 1 above the fitted max 3") as record:
+        iv = conf.predict_interval(rows)
+    assert len(record) == 1
+    assert iv["extrapolated"].tolist() == [False, True, False, False]
+
+    unseen = X_test.iloc[:2].assign(activation=["relu", "gelu"])
+    assert conf.extrapolated(unseen).tolist() == [False, True]
+    # the warning comes first; then the model refuses the level it has never seen
+    with warnings.catch_warnings(record=True) as record, pytest.raises(ValueError, match="unseen category 'gelu'"):
+        warnings.simplefilter("always")
+        conf.predict_interval(unseen)
+    assert [w.category for w in record] == [ExtrapolationWarning]
+    assert "'activation': unseen level 'gelu'" in str(record[0].message)
+
+
+def test_extrapolation_without_roles():
+    """An estimator without column roles: every numeric column is checked for range, the others for levels."""
+    from sklearn.linear_model import LinearRegression
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import FunctionTransformer
+
+    rng = np.random.default_rng(1)
+    X = pd.DataFrame({"a": rng.uniform(1, 2, 60), "b": rng.uniform(1, 2, 60)})
+    y = np.exp(0.5 * np.log(X["a"]) + 0.05 * rng.standard_normal(60)).to_numpy()
+    log_model = make_pipeline(FunctionTransformer(np.log), LinearRegression())
+    from sklearn.compose import TransformedTargetRegressor
+
+    est = TransformedTargetRegressor(log_model, func=np.log, inverse_func=np.exp)
+    conf = ConformalRegressor(est).fit(X, y)
+    assert set(conf.ranges_) == {"a", "b"} and conf.levels_ == {}
+    assert conf.extrapolated(pd.DataFrame({"a": [1.5, 0.5], "b": [1.5, 1.5]})).tolist() == [False, True]
+    with pytest.raises(ValueError, match=r"y: 2 values for 3 intervals"):
+        coverage_of(conf.predict_interval(X.iloc[:3]), y[:2])
