@@ -262,3 +262,23 @@ def test_compound_rules_combine_per_resample():
     a = Evidence.from_samples(1.0, [0.0, 2.0, 1.0])
     b = Evidence.from_samples(1.0, [2.0, 0.0, 1.0])
     assert worst({"a": a, "b": b}, ">").samples.tolist() == [0.0, 0.0, 1.0]
+
+
+def test_seed_spreads_below_the_resolution_are_the_resolution_whatever_the_noise():
+    """Seeds at one optimum differ by the refinement's tolerance (~1e-6, differently on another CPU): the
+    ledger's spread statistics must not see those digits, and a real spread must pass unchanged."""
+    import numpy as np
+
+    from perfkit.chapters import ch4
+
+    rng = np.random.default_rng(0)
+    base = np.tile([2.9, 0.16, -0.39, 0.0], (10, 1))
+    one, two = (base + 1e-7 * g.standard_normal(base.shape) * (base != 0)
+                for g in (rng, np.random.default_rng(1)))
+    floor = 1e-4 * np.maximum(np.abs(base[0]), 1.0)
+    np.testing.assert_allclose(ch4._sd(one, 0), floor, rtol=1e-6)  # the mean's last digits move the floor's
+    np.testing.assert_allclose(ch4._sd(one, 0), ch4._sd(two, 0), rtol=1e-6)
+    np.testing.assert_allclose(ch4._cv(one, 0), ch4._cv(two, 0), rtol=1e-6)
+    assert ch4._cv(one, 0)[-1] == 0.0  # a term switched off in every seed has no spread at all
+    spread = base + np.linspace(-0.05, 0.05, 10)[:, None]
+    np.testing.assert_allclose(ch4._sd(spread, 0)[:3], spread[:, :3].std(axis=0, ddof=1))

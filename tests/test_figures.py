@@ -80,6 +80,23 @@ def test_tables_and_figures_within_the_tolerance_keep_the_committed_file(tmp_pat
     plt.close("all")
 
 
+def test_svg_ids_that_hash_the_coordinates_do_not_count_as_a_change(tmp_path):
+    """matplotlib names clip paths and markers by a hash of what they draw: a last-digit move of a coordinate
+    gives a new id. The coordinates are compared within the tolerance; the ids are not compared."""
+    from perfkit.report.output import _unchanged
+
+    old = '<g clip-path="url(#p7707f3869c)"><use xlink:href="#C0_0_655166fec4" x="89.692452" y="191.156152"/></g>'
+    path = tmp_path / "f.svg"
+    path.write_text(old)
+    moved = old.replace("p7707f3869c", "p518bd5d7dc").replace("191.156152", "191.156151")
+    assert _unchanged(path, moved.encode(), tolerant=True)
+    assert not _unchanged(path, moved.replace("191.156151", "193.1").encode(), tolerant=True)
+    assert not _unchanged(path, moved.replace("url(", "href(").encode(), tolerant=True)  # other words still count
+    table = tmp_path / "t.csv"  # only SVG files have such ids
+    table.write_text("p7707f3869c\n")
+    assert not _unchanged(table, b"p518bd5d7dc\n", tolerant=True)
+
+
 @pytest.mark.parametrize("name", ["fig.png", "ch3", "ch3/fig 1", "../x/y", "ch3/table.csv"])
 def test_bad_names(tmp_path, name):
     with pytest.raises(ValueError, match="name"):

@@ -316,8 +316,20 @@ def _cols(params, prefix):
     return [c for c in params.columns if any(c.startswith(pfx) for pfx in prefix)]
 
 
+def _resolution(v, axis):
+    """The smallest spread over seeds that the fits resolve: :attr:`RepeatedFit.SPREAD_RESOLUTION` × max(|mean|, 1).
+
+    Seeds that reach the same optimum still differ within the refinement's tolerance (about 1e-6, and
+    differently on another CPU); a spread below this is that tolerance, not a seed-to-seed variation."""
+    from ..model.fitting import RepeatedFit
+
+    return RepeatedFit.SPREAD_RESOLUTION * np.maximum(np.abs(v.mean(axis=axis)), 1.0)
+
+
 def _sd(v, axis):
-    return v.std(axis=axis, ddof=1)
+    """Std over seeds, at least the :func:`_resolution` (so a ratio of two spreads is not a ratio of two
+    tolerances, and it moves continuously when a spread crosses the resolution)."""
+    return np.maximum(v.std(axis=axis, ddof=1), _resolution(v, axis))
 
 
 #: parameter values below this (in seconds of epoch time per unit) are zero for the seed statistics: a C of
@@ -326,11 +338,13 @@ ZERO = 1e-9
 
 
 def _cv(v, axis):
-    """Coefficient of variation over seeds; 0 where every seed gives the same value (even 0)."""
+    """Coefficient of variation over seeds, its std at least the :func:`_resolution`; 0 where every seed
+    gives exactly 0 (a switched-off term)."""
     v = np.where(np.abs(v) < ZERO, 0.0, v)
+    mean = np.abs(v.mean(axis=axis))
     sd = v.std(axis=axis, ddof=1)
     with np.errstate(divide="ignore", invalid="ignore"):
-        return np.where(sd == 0, 0.0, sd / np.abs(v.mean(axis=axis)))
+        return np.where((sd == 0) & (mean == 0), 0.0, np.maximum(sd, _resolution(v, axis)) / mean)
 
 
 def _max_sd(v, axis):

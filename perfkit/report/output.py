@@ -90,9 +90,17 @@ def _unchanged(path: Path, data: bytes, tolerant: bool) -> bool:
     if not tolerant:
         return False
     try:
-        return agrees(old.decode("utf-8"), data.decode("utf-8"))
+        old_text, new_text = old.decode("utf-8"), data.decode("utf-8")
     except UnicodeDecodeError:
         return False
+    if path.suffix == ".svg":
+        old_text, new_text = _SVG_ID.sub("ID", old_text), _SVG_ID.sub("ID", new_text)
+    return agrees(old_text, new_text)
+
+
+#: matplotlib's SVG ids (clip paths ``p…``, markers ``m…``, collections ``C0_0_…``) are hashes of the drawn
+#: coordinates: a coordinate's last digit changes the id, while the coordinates themselves are compared anyway
+_SVG_ID = re.compile(r"\b(?:p|m|C\d+_\d+_)[0-9a-f]{10}\b")
 
 
 def _write_if_changed(path: Path, data: bytes, tolerant: bool = False) -> Path:
