@@ -556,52 +556,10 @@ _FITTED_KEYS = ("numeric", "categorical", "extrinsic", "categories", "log_column
 
 def _model_from_doc(cls, doc, where: str):
     """Check a parsed LogLinearModel JSON completely, then build the fitted model."""
-    from .generic import _finite, _json_kind
+    from .generic import _check_envelope, _finite
 
-    def fail(msg):
-        return ValueError(f"model JSON{where}: {msg}")
-
-    def short(v):
-        r = repr(v)
-        return r if len(r) <= 60 else r[:57] + "..."
-
-    if not isinstance(doc, dict):
-        raise fail(f"expected an object at the top level, got {_json_kind(doc)}")
-    if doc.get("format") != JSON_FORMAT:
-        what = "'format' is missing" if "format" not in doc else f"format {short(doc['format'])}"
-        raise fail(f"not a {JSON_FORMAT} document ({what})")
-    version = doc.get("version")
-    if isinstance(version, bool) or not isinstance(version, int):
-        raise fail(f"version: expected an integer, got {short(version)}")
-    if version > JSON_VERSION:
-        raise fail(f"version {version} is newer than this perfkit supports ({JSON_VERSION}); upgrade perfkit")
-    if version < 1:
-        raise fail(f"version {version} is not a valid version (1 to {JSON_VERSION})")
-    for key in doc:
-        if key not in ("format", "version", "settings", "fitted"):
-            raise fail(f"unexpected key {key!r} at the top level")
-    for key in ("settings", "fitted"):
-        if not isinstance(doc.get(key), dict):
-            raise fail(f"{key}: expected an object, got {_json_kind(doc.get(key)) if key in doc else 'nothing'}")
-    settings, f = doc["settings"], doc["fitted"]
-    params = cls._get_param_names()
-    for key in settings:
-        if key not in params:
-            raise fail(f"settings: unexpected key {key!r} (not a {cls.__name__} parameter)")
-    for key in params:
-        if key not in settings:
-            raise fail(f"settings: {key!r} is missing")
-    model = cls(**settings)
-    try:
-        num, cat, ext = model._settings()
-    except ValueError as exc:
-        raise fail(f"settings: {exc}") from None
-    for key in _FITTED_KEYS:
-        if key not in f:
-            raise fail(f"fitted: {key!r} is missing")
-    for key in f:
-        if key not in _FITTED_KEYS:
-            raise fail(f"fitted: unexpected key {key!r}")
+    model, (num, cat, ext), f, fail, short = _check_envelope(cls, doc, where, JSON_FORMAT, JSON_VERSION,
+                                                             _FITTED_KEYS)
 
     def names(key):
         v = f[key]

@@ -477,8 +477,12 @@ _FITTED_KEYS = ("numeric", "categorical", "extrinsic", "categories", "kept_level
                 "coef", "powers", "objective", "n_iter", "fit_time", "history")
 
 
-def _model_from_doc(cls, doc, where: str):
-    """Check a parsed model JSON completely, then build the fitted model."""
+def _check_envelope(cls, doc, where: str, json_format: str, json_version: int, fitted_keys, optional_keys=()):
+    """The checks every model JSON shares: an object with ``format`` = ``json_format``, a supported ``version``,
+    ``settings`` holding exactly ``cls``'s parameters (and valid for ``cls._settings()``) and ``fitted``
+    holding ``fitted_keys`` (plus any of ``optional_keys``). Returns ``(model, checked, fitted, fail, short)``:
+    the unfitted model, what its ``_settings()`` returned, the ``fitted`` object, and the error and ``repr``
+    helpers for the caller's own checks."""
 
     def fail(msg):
         return ValueError(f"model JSON{where}: {msg}")
@@ -490,18 +494,18 @@ def _model_from_doc(cls, doc, where: str):
     if not isinstance(doc, dict):
         raise fail(f"expected an object at the top level, got {_json_kind(doc)}")
     if "format" not in doc:
-        raise fail(f"not a {JSON_FORMAT} document ('format' is missing)")
-    if doc["format"] != JSON_FORMAT:
-        raise fail(f"format {short(doc['format'])} is not {JSON_FORMAT!r}")
+        raise fail(f"not a {json_format} document ('format' is missing)")
+    if doc["format"] != json_format:
+        raise fail(f"format {short(doc['format'])} is not {json_format!r}: not a {json_format} document")
     if "version" not in doc:
         raise fail("'version' is missing")
     version = doc["version"]
     if isinstance(version, bool) or not isinstance(version, int):
         raise fail(f"version: expected an integer, got {short(version)}")
-    if version > JSON_VERSION:
-        raise fail(f"version {version} is newer than this perfkit supports ({JSON_VERSION}); upgrade perfkit")
+    if version > json_version:
+        raise fail(f"version {version} is newer than this perfkit supports ({json_version}); upgrade perfkit")
     if version < 1:
-        raise fail(f"version {version} is not a valid version (1 to {JSON_VERSION})")
+        raise fail(f"version {version} is not a valid version (1 to {json_version})")
     for key in doc:
         if key not in ("format", "version", "settings", "fitted"):
             raise fail(f"unexpected key {key!r} at the top level")
@@ -520,16 +524,22 @@ def _model_from_doc(cls, doc, where: str):
             raise fail(f"settings: {key!r} is missing")
     model = cls(**settings)
     try:
-        num, cat, ext, _, _ = model._settings()
+        checked = model._settings()
     except ValueError as exc:
         raise fail(f"settings: {exc}") from None
-
-    for key in _FITTED_KEYS:
+    for key in fitted_keys:
         if key not in f:
             raise fail(f"fitted: {key!r} is missing")
     for key in f:
-        if key not in _FITTED_KEYS + ("constant_columns", "converged"):
+        if key not in tuple(fitted_keys) + tuple(optional_keys):
             raise fail(f"fitted: unexpected key {key!r}")
+    return model, checked, f, fail, short
+
+
+def _model_from_doc(cls, doc, where: str):
+    """Check a parsed model JSON completely, then build the fitted model."""
+    model, (num, cat, ext, _, _), f, fail, short = _check_envelope(
+        cls, doc, where, JSON_FORMAT, JSON_VERSION, _FITTED_KEYS, ("constant_columns", "converged"))
 
     def names(key):
         v = f[key]
