@@ -10,9 +10,10 @@ from typing import TYPE_CHECKING
 from .._lazy import attach
 
 if TYPE_CHECKING:  # the real imports, for readers and linters; at run time each loads on first use
-    from . import thesis, measured, synthetic
+    from . import thesis, measured, synthetic, external
     from .thesis import THESIS_TABLES, list_thesis_tables, load_thesis_table
     from .measured import load_phases, load_provenance, load_steps, thesis_split
+    from .external import EXTERNAL_DATASETS, load_external, load_lambda, load_nvidia_dle
 
 #: public name → the module that defines it
 _EXPORTS = {
@@ -23,12 +24,20 @@ _EXPORTS = {
     "load_steps": "measured",
     "load_provenance": "measured",
     "thesis_split": "measured",
+    "EXTERNAL_DATASETS": "external",
+    "load_external": "external",
+    "load_lambda": "external",
+    "load_nvidia_dle": "external",
 }
-_SUBMODULES = ('thesis', 'measured', 'synthetic')
+_SUBMODULES = ('thesis', 'measured', 'synthetic', 'external')
 
 __all__ = [
+    "EXTERNAL_DATASETS",
     "THESIS_TABLES",
     "list_thesis_tables",
+    "load_external",
+    "load_lambda",
+    "load_nvidia_dle",
     "load_phases",
     "load_provenance",
     "load_steps",
@@ -37,6 +46,7 @@ __all__ = [
     "thesis",
     "measured",
     "synthetic",
+    "external",
 ]
 
 

@@ -1,12 +1,23 @@
 """The fitting engines of the generic performance model, as plain functions.
 
 :class:`Problem` holds one fit's encoded data (log intrinsic and extrinsic values,
-one-hot levels, measured times), its bounds and its penalty. For given powers
-(p, q) the model is linear in (a, κ, C): :func:`design` builds the design matrix
-``[F·I^p, F·onehot, 1]`` with ``F = Π E^q``, :func:`objective` is eq. 4.9 plus
-the penalty of eqs. 4.11-4.12 and :func:`solve_linear` finds the linear
-parameters for fixed powers. Every function is batched over a population of
-candidates (leading axis P).
+one-hot levels, measured times), its bounds, its penalty and its row weights. For
+given powers (p, q) the model is linear in (a, κ, C): :func:`design` builds the
+design matrix ``[F·I^p, F·onehot, 1]`` with ``F = Π E^q``, :func:`objective` is
+eq. 4.9 plus the penalty of eqs. 4.11-4.12 and :func:`solve_linear` finds the
+linear parameters for fixed powers. Every function is batched over a population
+of candidates (leading axis P).
+
+Two options of the thesis form, both off by default (``None``: exactly the code
+path without them):
+
+* ``lam_powers``: the powers (p, q) get their own strength, the penalty is
+  λ·R(a, κ) + λ_p·R(p, q) (the thesis's Chapter 6 future work); ``None`` is λ_p = λ.
+  :func:`solve_linear` sees only the linear part and uses λ.
+* ``weights``: row weights w of the absolute errors, mean w·|y − ŷ|; the
+  relative-error loss is w = 1/y. For fixed powers this is the same linear
+  problem on rows scaled by w (:func:`solve_linear` solves it so), and the
+  refinement's residuals are w·(y − ŷ).
 
 Engines (:data:`ENGINES`) take a :class:`Problem` and a seed generator and return
 an :class:`EngineResult`:
@@ -37,12 +48,14 @@ CHUNK_BYTES = 500_000  # design-matrix bytes per chunk of candidates (keeps the 
 
 @dataclass
 class Problem:
-    """One fit: encoded data, bounds and penalty.
+    """One fit: encoded data, bounds, penalty and row weights.
 
     ``log_i`` (N, n_p) and ``log_e`` (N, n_q) are the logs of the numeric and
     extrinsic columns, ``onehot`` (N, levels) the categorical levels kept, ``y``
     (N,) the measured times; ``lin_bounds`` = (lower, upper) arrays of the K linear
     parameters (C last), ``pow_bounds`` one (lower, upper) pair per power.
+    ``lam`` is λ of (a, κ), ``lam_powers`` λ of (p, q) (None: ``lam``); ``weights``
+    (N,) weight each row's absolute error (None: 1; 1/y gives the relative error).
     """
 
     log_i: np.ndarray
@@ -53,6 +66,8 @@ class Problem:
     pow_bounds: list
     penalty: str | None = None
     lam: float = 0.0
+    lam_powers: float | None = None
+    weights: np.ndarray | None = None
 
     @property
     def n_p(self) -> int:
@@ -65,7 +80,8 @@ class Problem:
     def rows(self, index) -> "Problem":
         """The same problem on a subset of rows."""
         return Problem(self.log_i[index], self.log_e[index], self.onehot[index], self.y[index], self.lin_bounds,
-                       self.pow_bounds, self.penalty, self.lam)
+                       self.pow_bounds, self.penalty, self.lam, self.lam_powers,
+                       None if self.weights is None else self.weights[index])
 
     def design(self, powers) -> np.ndarray:
         pw = np.atleast_2d(powers)
@@ -98,27 +114,47 @@ def design(p, q, log_i, log_e, onehot):
     return np.concatenate(cols, axis=2)
 
 
-def penalty_value(lin, powers, penalty, lam):
-    """λ·R(x) over x = (a, κ, p, q), C excluded. lin: (P, K) with C last; powers: (P, D)."""
-    if penalty is None or lam == 0:
+def penalty_value(lin, powers, penalty, lam, lam_powers=None):
+    """λ·R(a, κ) + λ_p·R(p, q), C excluded, with R = Σ|x| (l1) or Σx² (l2). lin: (P, K) with C last;
+    powers: (P, D). ``lam_powers`` None (or equal to ``lam``) is λ_p = λ: one sum λ·R(x) over x = (a, κ, p, q)."""
+    if lam_powers is None or lam_powers == lam:
+        if penalty is None or lam == 0:
+            return np.zeros(lin.shape[0])
+        x = np.concatenate([lin[:, :-1], powers], axis=1)
+        r = np.abs(x).sum(axis=1) if penalty == "l1" else (x**2).sum(axis=1)
+        return lam * r
+    if penalty is None:
         return np.zeros(lin.shape[0])
-    x = np.concatenate([lin[:, :-1], powers], axis=1)
-    r = np.abs(x).sum(axis=1) if penalty == "l1" else (x**2).sum(axis=1)
-    return lam * r
+
+    def r(x):
+        return np.abs(x).sum(axis=1) if penalty == "l1" else (x**2).sum(axis=1)
+
+    return lam * r(lin[:, :-1]) + lam_powers * r(powers)
 
 
-def objective(lin, powers, Phi, y, penalty, lam):
-    """Mean absolute error (eq. 4.9) plus the penalty, for each candidate of the population."""
+def objective(lin, powers, Phi, y, penalty, lam, lam_powers=None, weights=None):
+    """Mean absolute error (eq. 4.9) plus the penalty, for each candidate of the population.
+
+    ``weights`` (N,): the mean of weights·|y − ŷ| instead (1/y: the mean relative error); None: eq. 4.9.
+    ``lam_powers``: λ of the powers (see :func:`penalty_value`).
+    """
     pred = np.matmul(Phi, lin[:, :, None])[:, :, 0]
-    return np.mean(np.abs(y[None, :] - pred), axis=1) + penalty_value(lin, powers, penalty, lam)
+    err = np.abs(y[None, :] - pred)
+    if weights is not None:
+        err = err * np.asarray(weights, float)[None, :]
+    return np.mean(err, axis=1) + penalty_value(lin, powers, penalty, lam, lam_powers)
 
 
 #: active-set passes per reweighted solve of :func:`solve_linear`
 ACTIVE_SET_PASSES = 4
 
 
-def solve_linear(Phi, y, lin_bounds, penalty, lam, lin0=None, n_iter=6, passes=ACTIVE_SET_PASSES):
+def solve_linear(Phi, y, lin_bounds, penalty, lam, lin0=None, n_iter=6, passes=ACTIVE_SET_PASSES, weights=None):
     """IRLS for min mean|y - Phi b| + penalty with b inside its bounds; batched over candidates.
+
+    The penalty is λ·R over the linear parameters but C (the powers are fixed here, so a separate λ of the
+    powers plays no part). ``weights`` (N,) minimise mean w·|y - Phi b| instead: the same problem on the
+    rows of ``Phi`` and ``y`` scaled by w (None: unweighted).
 
     Each reweighted least-squares problem is solved with the bounds, by a few passes of an active
     set: parameters that leave their bounds are fixed at them and the rest solved again; a fixed
@@ -126,6 +162,10 @@ def solve_linear(Phi, y, lin_bounds, penalty, lam, lin0=None, n_iter=6, passes=A
     clipping, as before, is not the bounded solution when several constants sit at 0, and the
     search then saw a landscape 4-10 % above the objective, ranking basins wrongly.)
     """
+    if weights is not None:  # w·|y - Phi b| = |w·y - (w·Phi) b|
+        w_rows = np.asarray(weights, float)
+        Phi = Phi * w_rows[None, :, None]
+        y = np.asarray(y, float) * w_rows
     P, N, K = Phi.shape
     lo = np.broadcast_to(np.asarray(lin_bounds[0], float), (P, K))
     hi = np.broadcast_to(np.asarray(lin_bounds[1], float), (P, K))
@@ -211,7 +251,7 @@ def fit_thesis(problem: Problem, rng, *, maxiter=None, popsize=None, tol=None, *
     def cost(x):
         lin, pw = x[None, :K], x[None, K:]
         Phi = design(pw[:, :n_p], pw[:, n_p:], pb.log_i, pb.log_e, pb.onehot)
-        return float(objective(lin, pw, Phi, pb.y, pb.penalty, pb.lam)[0])
+        return float(_cost(pb, lin, pw, Phi)[0])
 
     res = differential_evolution(cost, all_bounds, seed=rng, callback=_recorder(history),
                                  maxiter=1000 if maxiter is None else int(maxiter),
@@ -220,13 +260,23 @@ def fit_thesis(problem: Problem, rng, *, maxiter=None, popsize=None, tol=None, *
     return EngineResult(res.x[:K], res.x[K:], res.nit, history)
 
 
+def _solve(problem: Problem, Phi, n_iter):
+    """:func:`solve_linear` with the problem's penalty and row weights."""
+    return solve_linear(Phi, problem.y, problem.lin_bounds, problem.penalty, problem.lam, n_iter=n_iter,
+                        weights=problem.weights)
+
+
+def _cost(problem: Problem, lin, powers, Phi):
+    """:func:`objective` with the problem's penalty (both λ) and row weights."""
+    return objective(lin, powers, Phi, problem.y, problem.penalty, problem.lam, problem.lam_powers, problem.weights)
+
+
 def _linear_for(problem: Problem, powers, irls_iter):
     """Best linear parameters for fixed powers on all rows (the lower-objective of two IRLS lengths)."""
     pw = np.atleast_2d(powers)
     Phi = problem.design(pw)
-    cands = [solve_linear(Phi, problem.y, problem.lin_bounds, problem.penalty, problem.lam, n_iter=k * irls_iter)
-             for k in (3, 5)]
-    objs = [objective(c, pw, Phi, problem.y, problem.penalty, problem.lam)[0] for c in cands]
+    cands = [_solve(problem, Phi, k * irls_iter) for k in (3, 5)]
+    objs = [_cost(problem, c, pw, Phi)[0] for c in cands]
     return cands[int(np.argmin(objs))][0]
 
 
@@ -237,8 +287,8 @@ def _polish(problem: Problem, powers, irls_iter):
     def profile(pw):
         pw = np.atleast_2d(pw)
         Phi = problem.design(pw)
-        lin = solve_linear(Phi, problem.y, problem.lin_bounds, problem.penalty, problem.lam, n_iter=3 * irls_iter)
-        return float(objective(lin, pw, Phi, problem.y, problem.penalty, problem.lam)[0])
+        lin = _solve(problem, Phi, 3 * irls_iter)
+        return float(_cost(problem, lin, pw, Phi)[0])
 
     if powers.size:
         res = minimize(profile, powers, method="Powell", bounds=problem.pow_bounds,
@@ -267,10 +317,13 @@ def _unpack(x, problem: Problem):
 
 
 def residuals(x, problem: Problem) -> np.ndarray:
-    """Residuals y − t(x) of all rows, then the penalised parameters (every one but C) when λ > 0."""
+    """Residuals y − t(x) of all rows (times the row weights, if any), then the penalised parameters: every
+    linear one but C when λ > 0, every power when λ of the powers > 0."""
     b, F, T, inner = _unpack(x, problem)
     r = problem.y - (F * inner + b[problem.n_linear - 1])
-    return np.concatenate([r, x[_penalised(problem, len(x))]])
+    if problem.weights is not None:
+        r = r * problem.weights
+    return np.concatenate([r, x[_penalised(problem, len(x))[0]]])
 
 
 def residuals_jacobian(x, problem: Problem) -> np.ndarray:
@@ -279,30 +332,49 @@ def residuals_jacobian(x, problem: Problem) -> np.ndarray:
     K, n_p = pb.n_linear, pb.n_p
     n = len(pb.y)
     b, F, T, inner = _unpack(x, problem)
-    pen = _penalised(problem, len(x))
+    pen = _penalised(problem, len(x))[0]
     J = np.zeros((n + len(pen), len(x)))
     J[:n, :n_p] = -F[:, None] * T
     J[:n, n_p:K - 1] = -F[:, None] * pb.onehot
     J[:n, K - 1] = -1.0
     J[:n, K:K + n_p] = -(F[:, None] * pb.log_i * T * b[:n_p])
     J[:n, K + n_p:] = -(pb.log_e * (F * inner)[:, None])
+    if pb.weights is not None:
+        J[:n] *= pb.weights[:, None]
     J[np.arange(n, n + len(pen)), pen] = 1.0
     return J
 
 
-def _penalised(problem: Problem, size: int) -> np.ndarray:
-    if problem.penalty is None or problem.lam <= 0:
-        return np.zeros(0, dtype=int)
-    return np.delete(np.arange(size), problem.n_linear - 1)  # C is not penalised
+def _penalised(problem: Problem, size: int):
+    """``(index, lam)``: the penalised entries of x = (a, κ, C, p, q), C never, and each one's λ."""
+    K = problem.n_linear
+    if problem.lam_powers is None:
+        if problem.penalty is None or problem.lam <= 0:
+            return np.zeros(0, dtype=int), np.zeros(0)
+        index = np.delete(np.arange(size), K - 1)  # C is not penalised
+        return index, np.full(len(index), problem.lam)
+    if problem.penalty is None:
+        return np.zeros(0, dtype=int), np.zeros(0)
+    lams = np.where(np.arange(size) < K, problem.lam, problem.lam_powers)
+    index = np.flatnonzero((lams > 0) & (np.arange(size) != K - 1))
+    return index, lams[index]
+
+
+def _scale(problem: Problem) -> float:
+    """Mean |y| (of the weighted rows, w·y, when the problem has row weights): the size of a residual."""
+    y = problem.y if problem.weights is None else problem.weights * problem.y
+    return float(np.mean(np.abs(y)))
 
 
 def smoothed_loss(problem: Problem, delta: float):
     """The loss of :func:`scipy.optimize.least_squares` that turns 0.5·Σρ(f²) into the objective with every
     |r| replaced by √(r² + δ²) (and, for L1, every |x| likewise); the L2 penalty stays λ·x².
 
-    As δ → 0 this is the exact objective: eq. 4.9 plus the penalty of eqs. 4.11–4.12.
+    As δ → 0 this is the exact objective: eq. 4.9 plus the penalty of eqs. 4.11–4.12 (each penalised
+    parameter with its own λ: ``lam`` for (a, κ), ``lam_powers`` for (p, q)).
     """
-    n, lam, penalty = len(problem.y), problem.lam, problem.penalty
+    n, penalty = len(problem.y), problem.penalty
+    lam = _penalised(problem, problem.n_linear + len(problem.pow_bounds))[1]
 
     def loss(z):
         rho = np.empty((3, z.size))
@@ -353,7 +425,7 @@ def refine(problem: Problem, lin, powers, stages=REFINE_STAGES, tol=REFINE_TOL, 
     upper = np.concatenate([hi, [b[1] for b in problem.pow_bounds]])
     x = np.clip(np.concatenate([np.asarray(lin, float), np.asarray(powers, float)]), lower, upper)
     free = lower < upper
-    scale = max(float(np.mean(np.abs(problem.y))), 1e-300)
+    scale = max(_scale(problem), 1e-300)
     res = None
     for rel in stages:
         if not free.any():
@@ -419,8 +491,8 @@ def fit_varpro(problem: Problem, rng, *, maxiter=None, popsize=None, tol=None, i
             for s0 in range(0, pw_all.shape[0], chunk):
                 pw = pw_all[s0:s0 + chunk]
                 Phi = design(pw[:, :n_p], pw[:, n_p:], search.log_i, search.log_e, search.onehot)
-                lin = solve_linear(Phi, search.y, search.lin_bounds, search.penalty, search.lam, n_iter=irls_iter)
-                out[s0:s0 + chunk] = objective(lin, pw, Phi, search.y, search.penalty, search.lam)
+                lin = _solve(search, Phi, irls_iter)
+                out[s0:s0 + chunk] = _cost(search, lin, pw, Phi)
             return out
 
         res = differential_evolution(cost, problem.pow_bounds, seed=rng,
@@ -506,8 +578,10 @@ def canonical(problem: Problem, lin, powers):
     lin, powers = np.array(lin, float), np.array(powers, float)
     K, n_p = problem.n_linear, problem.n_p
     lo, hi = problem.lin_bounds
-    tol = DEAD_RTOL * max(float(np.mean(np.abs(problem.y))), 1e-300)
+    tol = DEAD_RTOL * max(_scale(problem), 1e-300)
     _, F, T, _ = _unpack(np.concatenate([lin, powers]), problem)
+    if problem.weights is not None:  # a term's contribution to the weighted residuals
+        F = F * problem.weights
     size = np.concatenate([np.max(np.abs(F[:, None] * T), axis=0) if n_p else np.zeros(0),
                            np.max(np.abs(F[:, None] * problem.onehot), axis=0) if K > n_p + 1 else np.zeros(0)])
     for j in np.flatnonzero(np.abs(lin[:K - 1]) * size < tol):
@@ -521,7 +595,7 @@ def canonical(problem: Problem, lin, powers):
 
 def _exact(problem: Problem, lin, powers) -> float:
     pw = np.atleast_2d(powers)
-    return float(objective(np.atleast_2d(lin), pw, problem.design(pw), problem.y, problem.penalty, problem.lam)[0])
+    return float(_cost(problem, np.atleast_2d(lin), pw, problem.design(pw))[0])
 
 
 #: ``method`` name → engine

@@ -58,7 +58,7 @@ JSON_VERSION = 1
 #: term selection methods of :class:`LogLinearModel`
 SELECT = ("lasso", "none")
 #: kinds of term: log x (its coefficient is a power), log x·log z, a category level, a level times log x
-TERM_KINDS = ("power", "interaction", "level", "level_slope")
+TERM_KINDS = ("power", "interaction", "level", "level_slope", "level_pair")
 _CV_FOLDS = 5
 _RIDGE = 1e-8  # relative ridge of a rank-deficient least-squares fit (on standardised terms)
 
@@ -86,6 +86,11 @@ class LogLinearModel(RegressorMixin, BaseEstimator):
         Add [c = ℓ] · log x_j for every non-reference level ℓ of every
         categorical c and every numeric/extrinsic column x_j: the level changes
         the power of x_j.
+    category_pairs : bool, default False
+        Add [c₁ = ℓ₁]·[c₂ = ℓ₂] for every pair of non-reference levels of two
+        categorical columns that occur together in fit: a factor for that
+        combination (e.g. one model on one GPU runs faster than the model's and
+        the GPU's factors multiply to).
     select : {"lasso", "none"}, default "lasso"
         ``"lasso"``: keep the terms that :class:`~sklearn.linear_model.LassoCV`
         (standardised terms, ``KFold(5, shuffle=True, random_state)``) gives a
@@ -127,7 +132,8 @@ class LogLinearModel(RegressorMixin, BaseEstimator):
         ``"activation=relu·log(num_filters)"``.
     term_specs_ : list of tuple
         The same terms as data: ``("power", x)``, ``("interaction", x, z)``,
-        ``("level", c, level)``, ``("level_slope", c, level, x)``.
+        ``("level", c, level)``, ``("level_slope", c, level, x)``,
+        ``("level_pair", c1, level1, c2, level2)``.
     coef_ : numpy.ndarray
         Coefficient of each kept term (log space).
     intercept_ : float
@@ -159,12 +165,13 @@ class LogLinearModel(RegressorMixin, BaseEstimator):
     """
 
     def __init__(self, numeric=(), categorical=(), extrinsic=(), *, interactions=True, category_terms=True,
-                 select="lasso", random_state=0):
+                 category_pairs=False, select="lasso", random_state=0):
         self.numeric = numeric
         self.categorical = categorical
         self.extrinsic = extrinsic
         self.interactions = interactions
         self.category_terms = category_terms
+        self.category_pairs = category_pairs
         self.select = select
         self.random_state = random_state
 
@@ -173,7 +180,7 @@ class LogLinearModel(RegressorMixin, BaseEstimator):
         num = column_list("numeric", self.numeric)
         cat = column_list("categorical", self.categorical)
         ext = column_list("extrinsic", self.extrinsic)
-        for name in ("interactions", "category_terms"):
+        for name in ("interactions", "category_terms", "category_pairs"):
             value = getattr(self, name)
             if not isinstance(value, (bool, np.bool_)):
                 raise ValueError(f"{name}: expected True or False, got {value!r}")
@@ -194,6 +201,10 @@ class LogLinearModel(RegressorMixin, BaseEstimator):
                       if a != b or X[a].nunique() >= 3]
         if self.category_terms:
             specs += [("level_slope", c, lv, x) for c, lvs in levels.items() for lv in lvs for x in logs]
+        if self.category_pairs:
+            for c1, c2 in itertools.combinations(list(levels), 2):
+                seen = set(zip(X[c1].tolist(), X[c2].tolist()))
+                specs += [("level_pair", c1, l1, c2, l2) for l1 in levels[c1] for l2 in levels[c2] if (l1, l2) in seen]
         return specs
 
     def _design(self, X, specs):
@@ -208,6 +219,8 @@ class LogLinearModel(RegressorMixin, BaseEstimator):
                 cols.append(logs[spec[1]] * logs[spec[2]])
             elif kind == "level":
                 cols.append((X[spec[1]].to_numpy() == spec[2]).astype(float))
+            elif kind == "level_pair":
+                cols.append(((X[spec[1]].to_numpy() == spec[2]) & (X[spec[3]].to_numpy() == spec[4])).astype(float))
             else:
                 cols.append((X[spec[1]].to_numpy() == spec[2]).astype(float) * logs[spec[3]])
         return np.column_stack(cols) if cols else np.zeros((len(X), 0))
@@ -387,7 +400,7 @@ class LogLinearModel(RegressorMixin, BaseEstimator):
             return f"{v:.{d}g}"
 
         parts = [g(np.exp(self.intercept_))]
-        order = {"power": 0, "level": 1, "interaction": 2, "level_slope": 3}
+        order = {"power": 0, "level": 1, "level_pair": 2, "interaction": 3, "level_slope": 4}
         for spec, b in sorted(zip(self.term_specs_, self.coef_), key=lambda sb: order[sb[0][0]]):
             kind = spec[0]
             if kind == "power":
@@ -396,6 +409,8 @@ class LogLinearModel(RegressorMixin, BaseEstimator):
                 parts.append(f"exp({g(b)}·[{spec[1]}={spec[2]}])")
             elif kind == "interaction":
                 parts.append(f"exp({g(b)}·{_term_name(spec)})")
+            elif kind == "level_pair":
+                parts.append(f"exp({g(b)}·[{spec[1]}={spec[2]}]·[{spec[3]}={spec[4]}])")
             else:
                 parts.append(f"exp({g(b)}·[{spec[1]}={spec[2]}]·log({spec[3]}))")
         return "t = " + " · ".join(parts)
@@ -504,6 +519,8 @@ def _term_name(spec) -> str:
         return f"log({spec[1]})^2" if spec[1] == spec[2] else f"log({spec[1]})·log({spec[2]})"
     if kind == "level":
         return f"{spec[1]}={spec[2]}"
+    if kind == "level_pair":
+        return f"{spec[1]}={spec[2]}&{spec[3]}={spec[4]}"
     return f"{spec[1]}={spec[2]}·log({spec[3]})"
 
 
@@ -518,6 +535,8 @@ def _hierarchy(specs, keep):
             parents = [("power", s[1]), ("power", s[2])]
         elif s[0] == "level_slope":
             parents = [("level", s[1], s[2]), ("power", s[3])]
+        elif s[0] == "level_pair":
+            parents = [("level", s[1], s[2]), ("level", s[3], s[4])]
         else:
             parents = []
         for p in parents:
@@ -559,7 +578,7 @@ def _model_from_doc(cls, doc, where: str):
     from .generic import _check_envelope, _finite
 
     model, (num, cat, ext), f, fail, short = _check_envelope(cls, doc, where, JSON_FORMAT, JSON_VERSION,
-                                                             _FITTED_KEYS)
+                                                             _FITTED_KEYS, optional_settings=("category_pairs",))
 
     def names(key):
         v = f[key]
@@ -597,7 +616,7 @@ def _model_from_doc(cls, doc, where: str):
     terms = f["terms"]
     if not isinstance(terms, list):
         raise fail(f"fitted.terms: expected a list of terms, got {short(terms)}")
-    arity = {"power": 2, "interaction": 3, "level": 3, "level_slope": 4}
+    arity = {"power": 2, "interaction": 3, "level": 3, "level_slope": 4, "level_pair": 5}
     specs = []
     for i, t in enumerate(terms):
         ok = isinstance(t, list) and t and t[0] in arity and len(t) == arity[t[0]]
@@ -606,8 +625,10 @@ def _model_from_doc(cls, doc, where: str):
             logs = [t[1]] if kind == "power" else t[1:3] if kind == "interaction" else [t[3]] if \
                 kind == "level_slope" else []
             ok = all(x in log_columns for x in logs)
-            if kind in ("level", "level_slope"):
+            if kind in ("level", "level_slope", "level_pair"):
                 ok = ok and t[1] in categories and t[2] in categories[t[1]][1:]
+            if kind == "level_pair":
+                ok = ok and t[3] in categories and t[4] in categories[t[3]][1:]
         if not ok:
             raise fail(f"fitted.terms[{i}]: {short(t)} is not a term of known columns and levels")
         specs.append(tuple(t))

@@ -24,6 +24,18 @@ shifts; the L2 penalty also picks one solution (the smallest).
 the penalty over samples k = 1..N; we read it as a sum over the parameters (as the
 text says) and, as the text says, exclude C: x = (a, κ, p, q).
 
+Two options of this objective, both off by default (the defaults give the thesis's
+objective, bit for bit):
+
+* ``lam_powers`` regularises the powers separately from the coefficients (the
+  thesis's Chapter 6 future work): the penalty is λ·Σ r(a, κ) + λ_p·Σ r(p, q), with
+  r(x) = |x| (l1) or x² (l2), C still excluded. ``None`` means λ_p = λ.
+* ``loss="relative"`` fits the relative error, mean |y − ŷ| / y (+ the penalty),
+  instead of eq. 4.9's absolute error: what a fit in log space optimises to first
+  order, and what the held-out MAPE rewards. For fixed powers it is the same linear
+  problem with every row's residual weighted by 1/y, so both engines, the
+  reweighted least squares and the refinement run unchanged on weighted rows.
+
 **Engines.** ``method="thesis"`` runs :func:`scipy.optimize.differential_evolution`
 with its default settings on a scalar cost over all parameters, as the thesis
 did. ``method="varpro"`` (default) uses variable projection: for fixed powers
@@ -45,7 +57,7 @@ from sklearn.base import BaseEstimator, RegressorMixin
 from threadpoolctl import threadpool_limits
 
 from .engines import ENGINES, Problem, _engine_args, design, objective
-from .validation import column_list, validate_frame, validate_target
+from .validation import check_number, column_list, validate_frame, validate_target
 
 __all__ = ["GenericPerformanceModel", "ConstantColumnWarning", "DEFAULT_BOUNDS", "METHODS", "JSON_FORMAT",
            "JSON_VERSION"]
@@ -62,6 +74,10 @@ class ConstantColumnWarning(UserWarning):
 DEFAULT_BOUNDS = {"a": (0.0, 1000.0), "C": (0.0, 1000.0), "p": (-5.0, 5.0), "q": (-5.0, 5.0)}
 METHODS = tuple(ENGINES)
 _PENALTIES = (None, "l1", "l2")
+#: choices of ``loss``: eq. 4.9's mean absolute error, or the mean relative error |y − ŷ| / y
+LOSSES = ("absolute", "relative")
+#: constructor parameters that a model JSON may lack (added after version 1 was defined): their defaults are used
+_OPTIONAL_SETTINGS = ("lam_powers", "loss")
 
 
 class GenericPerformanceModel(RegressorMixin, BaseEstimator):
@@ -79,7 +95,18 @@ class GenericPerformanceModel(RegressorMixin, BaseEstimator):
     penalty : {None, "l1", "l2"}
         Regularisation of the cost (eqs. 4.11, 4.12).
     lam : float, default 0.0
-        Regularisation strength λ.
+        Regularisation strength λ (of every parameter but C; with ``lam_powers``
+        set, of the coefficients a and constants κ only).
+    lam_powers : float or None, default None
+        Regularisation strength of the powers p and q, a finite number >= 0
+        (> 0 needs a penalty): the penalty becomes λ·Σ r(a, κ) + lam_powers·Σ r(p, q)
+        with r(x) = |x| (l1) or x² (l2). None (default): the same λ as the
+        coefficients, the thesis's penalty.
+    loss : {"absolute", "relative"}, default "absolute"
+        What the fit minimises besides the penalty: "absolute" is the mean
+        absolute error of eq. 4.9 (the thesis); "relative" the mean relative
+        error, mean |y − ŷ| / y, which weights fast and slow configurations
+        alike (what MAPE measures; a log-space fit optimises it to first order).
     bounds : dict, optional
         Bounds per kind: keys "a" (coefficients and categorical constants),
         "p", "q", "C", each a (lower, upper) pair of finite numbers with
@@ -123,7 +150,8 @@ class GenericPerformanceModel(RegressorMixin, BaseEstimator):
     powers_ : numpy.ndarray
         Powers (p, q) in the order of ``power_names_``.
     objective_ : float
-        Final value of the cost (MAE + penalty) on the training data.
+        Final value of the cost on the training data: MAE (``loss="absolute"``) or
+        mean relative error (``loss="relative"``) plus the penalty.
     n_iter_ : int
         Generations of differential evolution.
     history_ : list of float
@@ -158,6 +186,8 @@ class GenericPerformanceModel(RegressorMixin, BaseEstimator):
         tol=None,
         irls_iter=3,
         search_rows=20000,
+        lam_powers=None,
+        loss="absolute",
     ):
         self.numeric = numeric
         self.categorical = categorical
@@ -173,6 +203,8 @@ class GenericPerformanceModel(RegressorMixin, BaseEstimator):
         self.tol = tol
         self.irls_iter = irls_iter
         self.search_rows = search_rows
+        self.lam_powers = lam_powers
+        self.loss = loss
 
     # ------------------------------------------------------------------ setup
     def _settings(self):
@@ -189,6 +221,11 @@ class GenericPerformanceModel(RegressorMixin, BaseEstimator):
             raise ValueError(f"lam: expected a number >= 0, got {self.lam!r}")
         if self.penalty is None and lam > 0:
             raise ValueError("lam > 0 needs penalty='l1' or 'l2'")
+        lam_powers = None if self.lam_powers is None else check_number("lam_powers", self.lam_powers)
+        if self.penalty is None and lam_powers is not None and lam_powers > 0:
+            raise ValueError("lam_powers > 0 needs penalty='l1' or 'l2'")
+        if not (isinstance(self.loss, str) and self.loss in LOSSES):
+            raise ValueError(f"loss: expected one of {LOSSES}, got {self.loss!r}")
         if self.method not in METHODS:
             raise ValueError(f"method: expected one of {METHODS}, got {self.method!r}")
         if self.coding not in ("thesis", "reference"):
@@ -198,7 +235,7 @@ class GenericPerformanceModel(RegressorMixin, BaseEstimator):
         _engine_args(self.maxiter, self.popsize, self.tol, self.irls_iter, self.search_rows)
         if not (num or cat):
             raise ValueError("the model needs at least one intrinsic column (numeric or categorical)")
-        return num, cat, ext, lam, bounds
+        return num, cat, ext, lam, bounds, lam_powers, self.loss
 
     def _encode(self, X, num, cat, ext):
         """Log numeric/extrinsic values and one-hot categorical levels."""
@@ -250,7 +287,7 @@ class GenericPerformanceModel(RegressorMixin, BaseEstimator):
             column with one level keeps its one constant (it cannot be told
             apart from C and the other constants).
         """
-        num, cat, ext, lam, bounds = self._settings()
+        num, cat, ext, lam, bounds, lam_powers, loss = self._settings()
         validate_frame(X, num, cat, ext)
         y = validate_target(y, X, positive=True)
         self.numeric_, self.categorical_, self.extrinsic_ = num, cat, ext
@@ -284,7 +321,9 @@ class GenericPerformanceModel(RegressorMixin, BaseEstimator):
         if constant:
             _warn_constant(constant, num, ext)
         self.constant_columns_ = constant
-        problem = Problem(*self._encode(X, num, cat, ext), y, (lo, hi), pow_bounds, self.penalty, lam)
+        weights = None if loss == "absolute" else 1.0 / y  # relative error: every row's residual weighted by 1/y
+        problem = Problem(*self._encode(X, num, cat, ext), y, (lo, hi), pow_bounds, self.penalty, lam, lam_powers,
+                          weights)
         start = time.perf_counter()
         # one BLAS thread: the matrices are small (threads only add overhead and contention with joblib
         # workers), and a result that depends on the thread count would be one more machine dependence
@@ -297,7 +336,7 @@ class GenericPerformanceModel(RegressorMixin, BaseEstimator):
         self.powers_ = np.asarray(found.powers, dtype=float)
         with np.errstate(over="ignore", invalid="ignore"):
             self.objective_ = float(objective(self.coef_[None], self.powers_[None], problem.design(self.powers_), y,
-                                              self.penalty, lam)[0])
+                                              self.penalty, lam, lam_powers, weights)[0])
         self.n_iter_ = int(found.n_iter)
         self.history_ = found.history
         self.converged_ = found.converged
@@ -420,7 +459,9 @@ class GenericPerformanceModel(RegressorMixin, BaseEstimator):
         path. The whole document is checked before anything is built: an
         object with ``format`` ``"perfkit.GenericPerformanceModel"``, an integer
         ``version`` this perfkit reads (1), ``settings`` with exactly the
-        constructor parameters (valid values), and ``fitted`` with every key
+        constructor parameters (valid values; ``lam_powers`` and ``loss`` may be
+        absent, as in files from earlier perfkit versions, and then take their
+        defaults), and ``fitted`` with every key
         :meth:`to_json` writes (``constant_columns`` may be absent, as in files
         from earlier perfkit versions), column lists of strings that match the
         settings, and finite ``coef``/``powers`` of the lengths the names give.
@@ -477,9 +518,11 @@ _FITTED_KEYS = ("numeric", "categorical", "extrinsic", "categories", "kept_level
                 "coef", "powers", "objective", "n_iter", "fit_time", "history")
 
 
-def _check_envelope(cls, doc, where: str, json_format: str, json_version: int, fitted_keys, optional_keys=()):
+def _check_envelope(cls, doc, where: str, json_format: str, json_version: int, fitted_keys, optional_keys=(),
+                    optional_settings=()):
     """The checks every model JSON shares: an object with ``format`` = ``json_format``, a supported ``version``,
-    ``settings`` holding exactly ``cls``'s parameters (and valid for ``cls._settings()``) and ``fitted``
+    ``settings`` holding exactly ``cls``'s parameters (any of ``optional_settings`` may be missing: the
+    constructor's default is used; all valid for ``cls._settings()``) and ``fitted``
     holding ``fitted_keys`` (plus any of ``optional_keys``). Returns ``(model, checked, fitted, fail, short)``:
     the unfitted model, what its ``_settings()`` returned, the ``fitted`` object, and the error and ``repr``
     helpers for the caller's own checks."""
@@ -520,7 +563,7 @@ def _check_envelope(cls, doc, where: str, json_format: str, json_version: int, f
         if key not in params:
             raise fail(f"settings: unexpected key {key!r} (not a {cls.__name__} parameter)")
     for key in params:
-        if key not in settings:
+        if key not in settings and key not in optional_settings:
             raise fail(f"settings: {key!r} is missing")
     model = cls(**settings)
     try:
@@ -538,8 +581,9 @@ def _check_envelope(cls, doc, where: str, json_format: str, json_version: int, f
 
 def _model_from_doc(cls, doc, where: str):
     """Check a parsed model JSON completely, then build the fitted model."""
-    model, (num, cat, ext, _, _), f, fail, short = _check_envelope(
-        cls, doc, where, JSON_FORMAT, JSON_VERSION, _FITTED_KEYS, ("constant_columns", "converged"))
+    model, (num, cat, ext, *_), f, fail, short = _check_envelope(
+        cls, doc, where, JSON_FORMAT, JSON_VERSION, _FITTED_KEYS, ("constant_columns", "converged"),
+        _OPTIONAL_SETTINGS)
 
     def names(key):
         v = f[key]

@@ -34,7 +34,7 @@ from sklearn.base import BaseEstimator, RegressorMixin
 from .._checks import check_int
 from .validation import column_list, missing_column_error, numeric_column, validate_target
 
-__all__ = ["ConformalRegressor", "ExtrapolationWarning", "coverage_of", "METHODS"]
+__all__ = ["ConformalRegressor", "ExtrapolationWarning", "coverage_of", "METHODS", "JSON_FORMAT", "JSON_VERSION"]
 
 #: ways :class:`ConformalRegressor` computes its scores
 METHODS = ("cv+", "split")
@@ -78,7 +78,9 @@ class ConformalRegressor(RegressorMixin, BaseEstimator):
         ``"split"``: ``[estimator_]``.
     scores_ : numpy.ndarray
         Nonconformity scores |log(y / ŷ)|: out-of-fold for ``"cv+"`` (one per
-        training row), on the calibration rows for ``"split"``.
+        training row, except rows with a category level that their fold's
+        training rows lack: no fold model can predict those), on the calibration
+        rows for ``"split"``.
     fold_ : numpy.ndarray
         ``"cv+"``: the fold of each training row (index into ``estimators_``);
         ``"split"``: zeros, one per calibration row.
@@ -176,16 +178,23 @@ class ConformalRegressor(RegressorMixin, BaseEstimator):
             k = int(self.n_splits)
             if n < 2 * k:
                 raise ValueError(f"X: {n} rows are too few for n_splits={k} (need at least {2 * k})")
-            fold = np.empty(n, dtype=int)
-            pred = np.empty(n)
+            fold = np.full(n, -1, dtype=int)
+            pred = np.ones(n)
             self.estimators_ = []
             for i, (tr, te) in enumerate(KFold(k, shuffle=True, random_state=int(self.random_state)).split(X)):
                 model = clone(self.estimator).fit(X.iloc[tr], y[tr])
-                pred[te] = _positive_predictions(model, X.iloc[te])
-                fold[te] = i
+                seen = np.ones(len(te), dtype=bool)  # a level the fold model never saw: no score for that row
+                for c in cat:
+                    seen &= X[c].iloc[te].isin(set(X[c].iloc[tr])).to_numpy()
+                pred[te[seen]] = _positive_predictions(model, X.iloc[te[seen]])
+                fold[te[seen]] = i
                 self.estimators_.append(model)
             self.estimator_ = clone(self.estimator).fit(X, y)
-            self.scores_, self.fold_ = np.abs(np.log(y) - np.log(pred)), fold
+            scored = fold >= 0
+            if not scored.any():
+                raise ValueError("X: no row could be scored: every held-out row has a category level its fold lacks")
+            self.scores_ = np.abs(np.log(y[scored]) - np.log(pred[scored]))
+            self.fold_ = fold[scored]
         else:
             n_cal = int(math.ceil(float(self.calibration) * n))
             if n_cal < 1 or n - n_cal < 2:
@@ -332,6 +341,25 @@ class ConformalRegressor(RegressorMixin, BaseEstimator):
         self._check_fitted()
         return self._extrapolation(X)[0]
 
+    # ------------------------------------------------------------------ JSON
+    def to_json(self, path=None) -> str:
+        """The fitted intervals as JSON (see :func:`_to_json`); written atomically to ``path`` if given."""
+        return _to_json(self, path)
+
+    def save(self, path) -> None:
+        """Write the model to ``path`` as JSON."""
+        _to_json(self, path)
+
+    @classmethod
+    def from_json(cls, source) -> "ConformalRegressor":
+        """Rebuild a fitted model from :meth:`to_json` output (see :func:`_from_json`)."""
+        return _from_json(cls, source)
+
+    @classmethod
+    def load(cls, path) -> "ConformalRegressor":
+        """Read a model that :meth:`save` wrote."""
+        return _from_json(cls, path)
+
 
 def _check_coverage(coverage) -> float:
     ok = not isinstance(coverage, (bool, np.bool_)) and isinstance(coverage, numbers.Real)
@@ -368,3 +396,108 @@ def coverage_of(intervals, y) -> float:
         raise ValueError("y: no values")
     lo, hi = intervals["lower"].to_numpy(dtype=float), intervals["upper"].to_numpy(dtype=float)
     return float(np.mean((values >= lo) & (values <= hi)))
+
+
+# ------------------------------------------------------------------------------------ JSON
+JSON_FORMAT = "perfkit.ConformalRegressor"
+JSON_VERSION = 1
+_SETTINGS = ("method", "n_splits", "calibration", "random_state")
+_FITTED = ("estimator", "estimators", "scores", "fold", "ranges", "levels", "fit_time")
+
+
+def _to_json(self, path=None) -> str:
+    """Serialise the wrapped models, the scores and the fitted ranges as JSON (never pickle).
+
+    ``{"format": "perfkit.ConformalRegressor", "version": 1, "settings": {method, n_splits,
+    calibration, random_state}, "fitted": {"estimator": <the model's own JSON document>,
+    "estimators": [...fold models...], "scores", "fold", "ranges", "levels", "fit_time"}}``.
+    The wrapped models must have ``to_json`` (every perfkit form does).
+    """
+    import json
+
+    self._check_fitted()
+    for m in [self.estimator_] + list(self.estimators_):
+        if not callable(getattr(m, "to_json", None)):
+            raise ValueError(f"estimator: {type(m).__name__} cannot be saved as JSON (no to_json); "
+                             "wrap a perfkit model form")
+
+    def doc(m):
+        return json.loads(m.to_json())
+
+    def jsonable(v):
+        return v.item() if isinstance(v, np.generic) else v
+
+    out = {"format": JSON_FORMAT, "version": JSON_VERSION,
+           "settings": {k: jsonable(getattr(self, k)) for k in _SETTINGS},
+           "fitted": {"estimator": doc(self.estimator_),
+                      "estimators": [] if self.method == "split" else [doc(m) for m in self.estimators_],
+                      "scores": [float(s) for s in self.scores_], "fold": [int(k) for k in self.fold_],
+                      "ranges": {c: [float(lo), float(hi)] for c, (lo, hi) in self.ranges_.items()},
+                      "levels": {c: [jsonable(v) for v in lv] for c, lv in self.levels_.items()},
+                      "fit_time": float(self.fit_time_)}}
+    text = json.dumps(out, indent=1)
+    if path is not None:
+        from .._io import atomic_write
+
+        atomic_write(path, text)
+    return text
+
+
+def _from_json(cls, source):
+    """Rebuild a fitted :class:`ConformalRegressor` from :meth:`to_json` output (text or a path).
+
+    The wrapped models are read by :func:`perfkit.model.persist.model_from_doc`; anything
+    inconsistent (a missing key, a fold index out of range, scores that are not finite
+    numbers >= 0) raises one ``ValueError`` naming the key.
+    """
+    from .generic import _finite, _load_json
+    from .persist import model_from_doc
+
+    doc, where = _load_json(source)
+
+    def fail(msg):
+        return ValueError(f"model JSON{where}: {msg}")
+
+    if not isinstance(doc, dict) or doc.get("format") != JSON_FORMAT:
+        raise fail(f"not a {JSON_FORMAT} document")
+    v = doc.get("version")
+    if isinstance(v, bool) or not isinstance(v, int) or not 1 <= v <= JSON_VERSION:
+        raise fail(f"version: expected an integer from 1 to {JSON_VERSION}, got {v!r}")
+    settings, f = doc.get("settings"), doc.get("fitted")
+    if not isinstance(settings, dict) or sorted(settings) != sorted(_SETTINGS):
+        raise fail(f"settings: expected exactly the keys {list(_SETTINGS)}")
+    if not isinstance(f, dict) or sorted(f) != sorted(_FITTED):
+        raise fail(f"fitted: expected exactly the keys {list(_FITTED)}")
+    model = cls(None, **settings)
+    try:
+        check_int("n_splits", model.n_splits, minimum=2)
+        check_int("random_state", model.random_state, minimum=0)
+        if model.method not in METHODS:
+            raise ValueError(f"method: expected one of {METHODS}, got {model.method!r}")
+    except ValueError as exc:
+        raise fail(f"settings: {exc}") from None
+    estimator = model_from_doc(f["estimator"], where)
+    if not isinstance(f["estimators"], list):
+        raise fail("fitted.estimators: expected a list of model documents")
+    estimators = [model_from_doc(d, where) for d in f["estimators"]] if model.method == "cv+" else [estimator]
+    scores, fold = f["scores"], f["fold"]
+    if not isinstance(scores, list) or not scores or not all(_finite(s) and s >= 0 for s in scores):
+        raise fail("fitted.scores: expected a non-empty list of finite numbers >= 0")
+    if not isinstance(fold, list) or len(fold) != len(scores) or not all(
+            isinstance(k, int) and not isinstance(k, bool) and 0 <= k < len(estimators) for k in fold):
+        raise fail(f"fitted.fold: expected {len(scores)} fold indices from 0 to {len(estimators) - 1}")
+    ranges = f["ranges"]
+    if not isinstance(ranges, dict) or not all(isinstance(r, list) and len(r) == 2 and all(_finite(x) for x in r)
+                                               for r in ranges.values()):
+        raise fail("fitted.ranges: expected column -> [min, max]")
+    if not isinstance(f["levels"], dict) or not all(isinstance(lv, list) for lv in f["levels"].values()):
+        raise fail("fitted.levels: expected column -> list of levels")
+    model.estimator = estimator
+    model.estimator_, model.estimators_ = estimator, estimators
+    model.scores_, model.fold_ = np.asarray(scores, dtype=float), np.asarray(fold, dtype=int)
+    model.n_calibration_ = len(scores)
+    model.ranges_ = {c: (float(lo), float(hi)) for c, (lo, hi) in ranges.items()}
+    model.levels_ = {c: list(lv) for c, lv in f["levels"].items()}
+    model.fit_time_ = float(f["fit_time"]) if _finite(f["fit_time"]) else 0.0
+    return model
+

@@ -1,0 +1,424 @@
+"""The hybrid form: analytic costs of the network times fitted rates.
+
+The generic model (eq. 4.4) and the log-linear form learn how a hyperparameter
+changes the time from the data alone. The hybrid form starts from what the
+configuration *costs*, computed from the architecture by the cost model of
+:mod:`perfkit.model.costs` (forward FLOPs, activation elements and parameters of
+the real network, batch 1), and fits one rate per cost:
+
+.. math::
+    t = S \\cdot \\big(\\rho_F \\, B F + \\rho_A \\, B A + \\rho_U \\, P
+        + \\rho_R \\, P [G > 1] + \\rho_0\\big)
+
+with B the per-worker batch, G the workers, F, A, P the per-sample FLOPs,
+activations and parameters, and S the steps of an epoch, ⌈n_train / (B·G)⌉, when
+the target is an epoch time (``n_train="auto"``; ``None`` models a step time).
+So ρ_F is seconds per forward FLOP (the backward pass costs about twice the
+forward, so it is inside ρ_F), ρ_A seconds per activation element (memory-bound
+work: activations, normalisation, the stored tensors of the backward pass), ρ_U
+seconds per parameter update (optimizer), ρ_R seconds per all-reduced parameter and
+ρ_0 a fixed cost per step (launch, synchronisation, Python).
+
+**Modifiers.** A rate may differ by the level of a categorical column: the compute
+rate by the number of workers (G workers on fewer cores share them), the update
+rate by the optimizer (Adam does more per parameter than SGD), the activation rate
+by the activation function. ``modifiers={"compute": ["workers"], ...}`` gives that
+cost one rate per level; the levels seen in fit are the model's.
+
+**Regimes.** Where the data changes regime (in Chapter 5 a batch of one is slower
+per step than a batch of two), ``regimes=["batch_size=1"]`` adds the indicator
+column ``[batch_size = 1]``, usable as a modifier like any categorical. Whether a
+regime earns its place is for cross-validation to say (:func:`perfkit.model.search.search_forms`
+tries the variants of :func:`hybrid_variants`).
+
+**Fit.** Every term is a cost times a rate ≥ 0, so the model is linear in the
+rates: non-negative least squares on the relative error, min Σ((y − ŷ)/y)²
+(:func:`scipy.optimize.nnls`, columns scaled to a maximum of 1). It is convex: one
+answer, no seeds. A rate fitted at 0 drops its term.
+
+On the measured files (thesis splits, seed 0): ``ch4_lenet5.csv`` 12.9 %
+held-out MAPE with the default modifiers (random forest 17.8 %); ``ch5_resattnet3d.csv``
+6.8 % with the batch-1 regime (13 % without; random forest 4.9 %).
+"""
+from __future__ import annotations
+
+import json
+import math
+import time
+from typing import Any
+
+import numpy as np
+from sklearn.base import BaseEstimator, RegressorMixin
+
+from .._checks import check_int
+from .validation import column_list, validate_frame, validate_target
+
+__all__ = ["HybridModel", "COSTS", "JSON_FORMAT", "JSON_VERSION", "hybrid_variants", "default_modifiers"]
+
+JSON_FORMAT = "perfkit.HybridModel"
+JSON_VERSION = 1
+#: cost name → (what it is, the unit of its rate)
+COSTS = {
+    "compute": ("forward FLOPs of the step's batch, B·F", "s per forward FLOP"),
+    "activations": ("activation elements of the step's batch, B·A", "s per activation element"),
+    "update": ("parameters updated, P", "s per parameter"),
+    "allreduce": ("parameters all-reduced when G > 1, P·[G>1]", "s per parameter"),
+    "step": ("one step", "s per step"),
+}
+
+
+def _n_train_lenet5(X, fixed):
+    from ..measure.spaces import DATASET_SHAPES
+
+    col = X["dataset"] if "dataset" in X.columns else [fixed.get("dataset")] * len(X)
+    return np.array([DATASET_SHAPES[d][3] for d in col], dtype=float)
+
+
+#: network → its training-set size when the data has no ``n_train`` column (the harness's datasets)
+_N_TRAIN = {
+    "lenet5": _n_train_lenet5,
+    "resattnet3d": lambda X, fixed: np.full(len(X), float(fixed.get("n_train", 431))),
+}
+
+
+def default_modifiers(roles: dict) -> dict:
+    """The modifiers a reader would try first, restricted to the columns the data has."""
+    cat, ext = roles.get("categorical", []), roles.get("extrinsic", [])
+    mods = {"compute": ["workers"], "step": ["workers"], "allreduce": ["workers"],
+            "activations": ["activation"], "update": ["optimizer"]}
+    have = set(cat) | set(ext)
+    return {k: [c for c in v if c in have] for k, v in mods.items() if any(c in have for c in v)}
+
+
+def hybrid_variants(network: str, roles: dict) -> list[tuple[dict, str]]:
+    """(settings, words) of the hybrid candidates :func:`perfkit.model.search.search_forms` tries."""
+    mods = default_modifiers(roles)
+    out = [(dict(modifiers={}), "rates of FLOPs, activations, parameters, all-reduce, step")]
+    if mods:
+        out.append((dict(modifiers=mods), "+ rates by " + "/".join(sorted({c for v in mods.values() for c in v}))))
+        if "batch_size" in roles.get("extrinsic", []):
+            reg = "batch_size=min"
+            regime_mods = {k: v + ([reg] if k in ("compute", "step") else []) for k, v in mods.items()}
+            regime_mods.setdefault("compute", [reg])
+            out.append((dict(modifiers=regime_mods, regimes=[reg]), "+ a regime at the smallest batch"))
+    return out
+
+
+def _g(v) -> str:
+    return f"{v:g}" if isinstance(v, float) else str(v)
+
+
+class HybridModel(RegressorMixin, BaseEstimator):
+    """Analytic costs of the network (FLOPs, activations, parameters) times fitted rates.
+
+    Parameters
+    ----------
+    network : str
+        A network of :data:`perfkit.model.costs.NETWORKS` ("lenet5", "resattnet3d", ...).
+    numeric, categorical, extrinsic : list of str or str
+        Column roles, as for the other forms: they are what ``X`` must have (and
+        what the extrapolation guard of the intervals checks). The cost model
+        reads its configuration keys from ``X`` and ``fixed``.
+    batch, workers : str
+        Columns of the per-worker batch size and the number of workers.
+    fixed : dict, optional
+        Configuration keys that are constant and not columns of ``X``, e.g.
+        ``{"stride": 2, "volume": "48x56x48"}`` for Chapter 5 (also ``n_train``).
+    modifiers : dict, optional
+        Cost name (a key of :data:`COSTS`) → columns (categorical, extrinsic or a
+        regime) whose levels get their own rate of that cost.
+    regimes : list of str
+        Indicator columns ``"col=value"`` (``"col=min"``: the column's smallest value in fit).
+    n_train : "auto", int or None
+        Training-set size for the steps per epoch S (the target is an epoch time).
+        "auto": the ``n_train`` column of ``X`` if there is one, else the network's
+        dataset size; None: S = 1 (the target is a step time).
+    random_state : int
+        Unused (the fit is deterministic); kept so every form takes the same arguments.
+
+    Attributes
+    ----------
+    rates_ : numpy.ndarray
+        The fitted rate of each term, in the order of ``terms_`` (cost, level).
+    terms_ : list of (cost, level)
+        level is "" for a rate shared by every row.
+    n_parameters_ : int
+        Rates > 0 (the terms that remain).
+    share_ : dict
+        Cost name → mean share of the predicted time on the training rows.
+    """
+
+    def __init__(self, network="lenet5", numeric=(), categorical=(), extrinsic=(), *, batch="batch_size",
+                 workers="workers", fixed=None, modifiers=None, regimes=(), n_train="auto", random_state=0):
+        self.network = network
+        self.numeric = numeric
+        self.categorical = categorical
+        self.extrinsic = extrinsic
+        self.batch = batch
+        self.workers = workers
+        self.fixed = fixed
+        self.modifiers = modifiers
+        self.regimes = regimes
+        self.n_train = n_train
+        self.random_state = random_state
+
+    # ------------------------------------------------------------------ setup
+    def _settings(self):
+        from .costs import NETWORKS
+
+        if not isinstance(self.network, str) or self.network not in NETWORKS:
+            raise ValueError(f"network: expected one of {sorted(NETWORKS)}, got {self.network!r}")
+        num = column_list("numeric", self.numeric)
+        cat = column_list("categorical", self.categorical)
+        ext = column_list("extrinsic", self.extrinsic)
+        for name in ("batch", "workers"):
+            if not isinstance(getattr(self, name), str):
+                raise ValueError(f"{name}: expected a column name, got {getattr(self, name)!r}")
+        fixed = {} if self.fixed is None else self.fixed
+        if not isinstance(fixed, dict):
+            raise ValueError(f"fixed: expected a dict of configuration key -> value, got {self.fixed!r}")
+        regimes = column_list("regimes", self.regimes)
+        for r in regimes:
+            if r.count("=") != 1 or not all(r.split("=")):
+                raise ValueError(f"regimes: {r!r} is not 'column=value' (or 'column=min')")
+        mods = {} if self.modifiers is None else self.modifiers
+        if not isinstance(mods, dict):
+            raise ValueError(f"modifiers: expected a dict of cost -> columns, got {self.modifiers!r}")
+        known = set(cat) | set(ext) | set(regimes)
+        for cost, cols in mods.items():
+            if cost not in COSTS:
+                raise ValueError(f"modifiers: unknown cost {cost!r}; expected one of {list(COSTS)}")
+            for c in column_list(f"modifiers[{cost!r}]", cols):
+                if c not in known:
+                    raise ValueError(f"modifiers[{cost!r}]: {c!r} is not a categorical/extrinsic column or a regime "
+                                     f"({sorted(known)})")
+        if not (self.n_train in ("auto", None) or (isinstance(self.n_train, int) and not isinstance(self.n_train, bool)
+                                                     and self.n_train >= 1)):
+            raise ValueError(f"n_train: expected 'auto', None or an integer >= 1, got {self.n_train!r}")
+        check_int("random_state", self.random_state, minimum=0)
+        return num, cat, ext, fixed, regimes, {k: column_list(k, v) for k, v in mods.items()}
+
+    # --------------------------------------------------------------- features
+    def _costs(self, X, fixed):
+        import pandas as pd
+
+        from .costs import CONFIG_KEYS, add_costs
+
+        need = [k for k in CONFIG_KEYS[self.network][0] if k not in X.columns]
+        frame = X.assign(**{k: [fixed[k]] * len(X) for k in need if k in fixed}) if need else X
+        missing = [k for k in need if k not in fixed]
+        if missing:
+            raise ValueError(f"{self.network}: the cost model needs column(s) {missing}; add them to X or to fixed=")
+        c = add_costs(pd.DataFrame(frame).reset_index(drop=True), self.network)
+        return c["flops_fwd"].to_numpy(float), c["activations"].to_numpy(float), c["n_params_model"].to_numpy(float)
+
+    def _steps(self, X, fixed, B, G):
+        if self.n_train is None:
+            return np.ones(len(X))
+        if isinstance(self.n_train, int):
+            n = np.full(len(X), float(self.n_train))
+        elif "n_train" in X.columns:
+            n = X["n_train"].to_numpy(dtype=float)
+        elif "n_train" in fixed:
+            n = np.full(len(X), float(fixed["n_train"]))
+        else:
+            n = _N_TRAIN[self.network](X, fixed)
+        return np.ceil(n / (B * G))
+
+    def _regime_columns(self, X, regimes, fit):
+        cols = {}
+        for r in regimes:
+            col, value = r.split("=")
+            if col not in X.columns:
+                raise ValueError(f"regimes: {r!r} names column {col!r}, which X does not have")
+            v = X[col].to_numpy()
+            numeric = np.issubdtype(v.dtype, np.number)
+            if fit:
+                self.regime_values_[r] = float(np.min(v)) if value == "min" else value
+            target = self.regime_values_[r]
+            try:
+                hit = v.astype(float) == float(target) if numeric else v.astype(str) == str(target)
+            except ValueError:
+                hit = v.astype(str) == str(target)
+            cols[r] = np.where(hit, f"{col}={_g(target)}", f"{col}≠{_g(target)}")
+        return cols
+
+    def _design(self, X, fit=False):
+        num, cat, ext, fixed, regimes, mods = self._settings()
+        B = X[self.batch].to_numpy(dtype=float)
+        G = X[self.workers].to_numpy(dtype=float)
+        F, A, P = self._costs(X, fixed)
+        S = self._steps(X, fixed, B, G)
+        base = {"compute": B * F, "activations": B * A, "update": P, "allreduce": P * (G > 1), "step": np.ones(len(X))}
+        if fit:
+            self.regime_values_ = {}
+        extra = self._regime_columns(X, regimes, fit)
+
+        def keys(cols):
+            parts = [extra[c] if c in extra else np.char.add(f"{c}=", X[c].astype(str).to_numpy().astype(str))
+                     for c in cols]
+            return np.array(["; ".join(vals) for vals in zip(*parts)], dtype=object)
+
+        if fit:
+            terms = []
+            for cost in COSTS:
+                cols = mods.get(cost, [])
+                if cols:
+                    terms += [(cost, lv) for lv in sorted(set(keys(cols)))]
+                else:
+                    terms.append((cost, ""))
+            self.terms_ = terms
+        cols, by_cost = [], {}
+        for cost, level in self.terms_:
+            if cost not in by_cost:
+                c = mods.get(cost, [])
+                by_cost[cost] = keys(c) if c else None
+            k = by_cost[cost]
+            mask = 1.0 if k is None else (k == level).astype(float)
+            cols.append(S * base[cost] * mask)
+        unseen = {cost: sorted(set(k) - {lv for c, lv in self.terms_ if c == cost})
+                  for cost, k in by_cost.items() if k is not None}
+        unseen = {c: v for c, v in unseen.items() if v}
+        if unseen and not fit:
+            cost, levels = next(iter(unseen.items()))
+            raise ValueError(f"X: level {levels[0]!r} of the {cost} rate's columns was not seen in fit")
+        return np.column_stack(cols)
+
+    # -------------------------------------------------------------------- fit
+    def fit(self, X, y):
+        """Fit the rates by non-negative least squares on the relative error (see the module docstring)."""
+        from scipy.optimize import nnls
+        from threadpoolctl import threadpool_limits
+
+        num, cat, ext, fixed, regimes, mods = self._settings()
+        for c in (self.batch, self.workers):
+            if c not in X.columns:
+                from .validation import missing_column_error
+
+                raise missing_column_error(X, c, "extrinsic")
+        validate_frame(X, num, cat, ext)
+        y = validate_target(y, X, positive=True)
+        start = time.perf_counter()
+        with threadpool_limits(1):
+            Phi = self._design(X, fit=True)
+            scale = Phi.max(axis=0)
+            scale[scale == 0] = 1.0
+            A = (Phi / scale) / y[:, None]
+            rates, _ = nnls(A, np.ones(len(y)), maxiter=50 * A.shape[1])
+        self.rates_ = rates / scale
+        self.numeric_, self.categorical_, self.extrinsic_ = num, cat, ext
+        self.n_parameters_ = int(np.count_nonzero(self.rates_))
+        contrib = Phi * self.rates_
+        total = contrib.sum(axis=1)
+        share = {}
+        for (cost, _), col in zip(self.terms_, contrib.T):
+            share[cost] = share.get(cost, 0.0) + float(np.mean(col / total))
+        self.share_ = share
+        self.fit_time_ = time.perf_counter() - start
+        return self
+
+    def _check_fitted(self):
+        if not hasattr(self, "rates_"):
+            from sklearn.exceptions import NotFittedError
+
+            raise NotFittedError("HybridModel is not fitted yet; call fit first")
+
+    def predict(self, X):
+        """Predicted times for the rows of ``X`` (> 0 while the step rate or any used rate is > 0)."""
+        self._check_fitted()
+        validate_frame(X, self.numeric_, self.categorical_, self.extrinsic_)
+        return self._design(X) @ self.rates_
+
+    # --------------------------------------------------------------- reports
+    @property
+    def params_(self):
+        """The rates as a DataFrame: cost, level, rate, unit, what the cost counts."""
+        import pandas as pd
+
+        self._check_fitted()
+        return pd.DataFrame([dict(cost=c, level=lv, rate=float(r), unit=COSTS[c][1], counts=COSTS[c][0])
+                             for (c, lv), r in zip(self.terms_, self.rates_)])
+
+    def formula(self, digits: int = 3) -> str:
+        """The fitted model in one line (rates > 0 only)."""
+        self._check_fitted()
+        d = check_int("digits", digits, minimum=1)
+        sym = {"compute": "B·F", "activations": "B·A", "update": "P", "allreduce": "P·[G>1]", "step": "1"}
+        parts = [f"{r:.{d}g}·{sym[c]}" + (f"[{lv}]" if lv else "") for (c, lv), r in zip(self.terms_, self.rates_)
+                 if r > 0]
+        head = "t = S·(" if self.n_train is not None else "t = ("
+        return head + " + ".join(parts) + ")"
+
+    def summary(self) -> str:
+        """A printable report: the form, the rates with their units, and where the time goes."""
+        import pandas as pd
+
+        self._check_fitted()
+        lines = [f"HybridModel on the analytic costs of {self.network!r} (perfkit.model.costs)",
+                 "  t = S·(ρ_F·B·F + ρ_A·B·A + ρ_U·P + ρ_R·P·[G>1] + ρ_0), rates >= 0, fitted on relative error",
+                 f"  {self.n_parameters_} rates > 0 of {len(self.terms_)}; fit {self.fit_time_:.2f} s",
+                 "  share of the predicted time (training rows): "
+                 + ", ".join(f"{c} {100 * s:.0f} %" for c, s in self.share_.items()), ""]
+        with pd.option_context("display.width", 200, "display.max_rows", 200):
+            table = self.params_.drop(columns=["counts"]).to_string(index=False, float_format=lambda v: f"{v:.4g}")
+        return "\n".join(lines) + table
+
+    # ------------------------------------------------------------------ JSON
+    def to_json(self, path=None) -> str:
+        """Serialise settings and rates as JSON (never pickle); floats round-trip exactly."""
+        from .generic import _json_tree
+
+        self._check_fitted()
+        doc = {"format": JSON_FORMAT, "version": JSON_VERSION,
+               "settings": {k: _json_tree(v) for k, v in self.get_params().items()},
+               "fitted": {"numeric": self.numeric_, "categorical": self.categorical_, "extrinsic": self.extrinsic_,
+                          "terms": [list(t) for t in self.terms_], "rates": [float(r) for r in self.rates_],
+                          "regime_values": self.regime_values_, "share": self.share_, "fit_time": self.fit_time_}}
+        text = json.dumps(doc, indent=1)
+        if path is not None:
+            from .._io import atomic_write
+
+            atomic_write(path, text)
+        return text
+
+    def save(self, path) -> None:
+        self.to_json(path)
+
+    @classmethod
+    def from_json(cls, source) -> "HybridModel":
+        """Rebuild a fitted model from :meth:`to_json` output; any inconsistency is one ``ValueError`` naming the key."""
+        from .generic import _check_envelope, _finite, _load_json
+
+        doc, where = _load_json(source)
+        model, (num, cat, ext, fixed, regimes, mods), f, fail, short = _check_envelope(
+            cls, doc, where, JSON_FORMAT, JSON_VERSION,
+            ("numeric", "categorical", "extrinsic", "terms", "rates", "regime_values", "share", "fit_time"))
+        if (f["numeric"], f["categorical"], f["extrinsic"]) != (num, cat, ext):
+            raise fail("fitted columns do not match the settings' numeric/categorical/extrinsic")
+        terms = f["terms"]
+        if not isinstance(terms, list) or not all(isinstance(t, list) and len(t) == 2 and t[0] in COSTS
+                                                  and isinstance(t[1], str) for t in terms):
+            raise fail(f"fitted.terms: expected a list of [cost, level] pairs, got {short(terms)}")
+        rates = f["rates"]
+        if not isinstance(rates, list) or len(rates) != len(terms) or not all(_finite(r) and r >= 0 for r in rates):
+            raise fail(f"fitted.rates: expected {len(terms)} finite numbers >= 0, got {short(rates)}")
+        rv = f["regime_values"]
+        if not isinstance(rv, dict) or sorted(rv) != sorted(regimes):
+            raise fail(f"fitted.regime_values: expected one value per regime {regimes}, got {short(rv)}")
+        share = f["share"]
+        if not isinstance(share, dict) or not all(k in COSTS and _finite(v) for k, v in share.items()):
+            raise fail(f"fitted.share: expected cost -> number, got {short(share)}")
+        if not _finite(f["fit_time"]) or f["fit_time"] < 0:
+            raise fail(f"fitted.fit_time: expected a number >= 0, got {short(f['fit_time'])}")
+        model.numeric_, model.categorical_, model.extrinsic_ = num, cat, ext
+        model.terms_ = [tuple(t) for t in terms]
+        model.rates_ = np.asarray(rates, dtype=float)
+        model.regime_values_ = dict(rv)
+        model.share_ = dict(share)
+        model.fit_time_ = float(f["fit_time"])
+        model.n_parameters_ = int(np.count_nonzero(model.rates_))
+        return model
+
+    @classmethod
+    def load(cls, path) -> "HybridModel":
+        return cls.from_json(path)

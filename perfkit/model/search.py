@@ -1,0 +1,314 @@
+"""Form search by cross-validation: which model form, with which terms, for these data?
+
+The thesis fits one form (eq. 4.4) everywhere. :func:`search_forms` tries several
+(:data:`FORMS`: the thesis form, the multiplicative power law of
+:mod:`perfkit.model.forms` with and without its interaction terms, and the hybrid
+form of :mod:`perfkit.model.hybrid` on analytic costs when the network is known),
+scores each by K-fold cross-validated MAPE, and picks **the simplest candidate
+within one standard error of the best** (the one-standard-error rule of Breiman et
+al. 1984): a form with fewer fitted parameters wins unless a richer one is better by
+more than the folds' noise. The table of candidates reads like Extra-P's list of
+hypotheses: form, terms, number of parameters, CV MAPE ± its standard error, fit
+time.
+
+The chosen form is refitted on every row inside a
+:class:`~perfkit.model.intervals.ConformalRegressor` (CV+, the same folds), so the
+result predicts with intervals: ``search.model_.predict_interval(X, 0.9)``.
+
+Every candidate is scored on the same folds (``KFold(cv, shuffle=True,
+random_state)``), so the comparison is paired; the standard error is the spread of
+the per-fold MAPE over √K. Candidates are independent and run through joblib
+(``n_jobs``).
+"""
+from __future__ import annotations
+
+import time
+import warnings
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import numpy as np
+
+from .._checks import check_int
+from .validation import column_list, validate_frame, validate_target
+
+__all__ = ["FORMS", "Candidate", "FormSearch", "form_candidates", "search_forms", "n_parameters", "make_form",
+           "seen_rows"]
+
+
+#: the thesis form's engine settings in a search (one varpro start of at most 100 generations: on the
+#: Chapter 4 data it reaches the objective of the full run in under half the time; a single fit keeps
+#: the engine's defaults)
+THESIS_SEARCH = {"maxiter": 100}
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """One hypothesis: a form, its term set in words, and an unfitted estimator."""
+
+    form: str
+    terms: str
+    estimator: Any
+
+
+# ------------------------------------------------------------------------------ the forms
+def _thesis(roles, network, random_state, options):
+    from .generic import GenericPerformanceModel
+
+    kw = dict(random_state=random_state, **THESIS_SEARCH)
+    kw.update(options.get("thesis", {}))
+    out = [Candidate("thesis", "Σ a·I^p + Σ κ, × Π E^q, + C (eq. 4.4), MAE", GenericPerformanceModel(**roles, **kw))]
+    if "loss" in GenericPerformanceModel().get_params():
+        out.append(Candidate("thesis", "eq. 4.4 fitted to relative error",
+                             GenericPerformanceModel(**roles, **{**kw, "loss": "relative"})))
+    return out
+
+
+def _loglinear(roles, network, random_state, options):
+    from .forms import LogLinearModel
+
+    variants = [
+        (dict(interactions=False, category_terms=False), "log-log powers + category levels"),
+        (dict(interactions=False, category_terms=True), "powers + levels + level × log"),
+        (dict(interactions=True, category_terms=False), "powers + levels + squares/products of logs"),
+        (dict(interactions=True, category_terms=True), "powers + levels + products + level × log"),
+    ]
+    if len(roles["categorical"]) >= 2:
+        variants.append((dict(interactions=True, category_terms=True, category_pairs=True),
+                         "powers + levels + products + level × log + level pairs"))
+    return [Candidate("loglinear", words, LogLinearModel(**roles, **kw, random_state=random_state))
+            for kw, words in variants]
+
+
+def _hybrid(roles, network, random_state, options):
+    if network is None:
+        return []
+    from .hybrid import HybridModel, hybrid_variants
+
+    extra = options.get("hybrid", {})
+    return [Candidate("hybrid", words, HybridModel(network=network, **roles, **{**kw, **extra},
+                                                   random_state=random_state))
+            for kw, words in hybrid_variants(network, roles)]
+
+
+#: form name → builder of its candidates ``f(roles, network, random_state, options) -> [Candidate]``
+FORMS: dict[str, Callable[..., list[Candidate]]] = {"thesis": _thesis, "loglinear": _loglinear, "hybrid": _hybrid}
+
+
+def _check_forms(forms) -> list[str]:
+    if forms == "auto" or forms is None:
+        return list(FORMS)
+    names = column_list("forms", forms)
+    for f in names:
+        if f not in FORMS:
+            raise ValueError(f"form: unknown form {f!r}; expected 'auto' or one of {sorted(FORMS)}")
+    if not names:
+        raise ValueError(f"forms: give 'auto' or at least one of {sorted(FORMS)}")
+    return names
+
+
+def form_candidates(forms="auto", numeric=(), categorical=(), extrinsic=(), *, network=None, random_state=0,
+                    options=None) -> list[Candidate]:
+    """The candidates :func:`search_forms` tries: a list of :class:`Candidate` (unfitted estimators)."""
+    roles = dict(numeric=column_list("numeric", numeric), categorical=column_list("categorical", categorical),
+                 extrinsic=column_list("extrinsic", extrinsic))
+    out = []
+    for f in _check_forms(forms):
+        out += FORMS[f](roles, network, random_state, options or {})
+    if not out:
+        raise ValueError(f"forms {forms!r}: no candidate applies (the hybrid form needs network=, one of the "
+                         "networks perfkit has a cost model for)")
+    return out
+
+
+def make_form(form: str, numeric=(), categorical=(), extrinsic=(), *, network=None, random_state=0, **settings):
+    """One unfitted estimator of ``form`` ("thesis", "loglinear", "hybrid") in its richest default term set.
+
+    ``settings`` override the estimator's own (e.g. ``interactions=False``).
+    """
+    cands = form_candidates(form, numeric, categorical, extrinsic, network=network, random_state=random_state)
+    est = cands[0].estimator if form == "thesis" else cands[-1].estimator
+    return est.set_params(**settings) if settings else est
+
+
+# ------------------------------------------------------------------------------ scoring
+def n_parameters(model) -> int:
+    """Number of fitted parameters of a fitted model (the "simplest" of the one-standard-error rule)."""
+    if hasattr(model, "n_parameters_"):
+        return int(model.n_parameters_)
+    if hasattr(model, "term_specs_"):  # LogLinearModel: the terms and the intercept
+        return len(model.term_specs_) + 1
+    if hasattr(model, "powers_"):  # GenericPerformanceModel: linear parameters and powers
+        return len(model.coef_) + len(model.powers_)
+    raise ValueError(f"n_parameters: no parameter count for {type(model).__name__}")
+
+
+def seen_rows(X_train, X_test, categorical) -> np.ndarray:
+    """Mask of the rows of ``X_test`` whose every categorical level occurs in ``X_train``.
+
+    A model cannot predict a level it has never seen (every form refuses it by
+    name); cross-validation scores the other rows and counts these.
+    """
+    ok = np.ones(len(X_test), dtype=bool)
+    for c in column_list("categorical", categorical):
+        ok &= X_test[c].isin(set(X_train[c])).to_numpy()
+    return ok
+
+
+def _score_fold(est, X, y, tr, te, categorical):
+    from sklearn.base import clone
+
+    from .metrics import mape
+
+    start = time.perf_counter()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # constant columns in a fold etc.: the full fit reports them
+        model = clone(est).fit(X.iloc[tr], y[tr])
+        took = time.perf_counter() - start
+        ok = seen_rows(X.iloc[tr], X.iloc[te], categorical)
+        pred = np.asarray(model.predict(X.iloc[te][ok]), dtype=float)
+    return mape(y[te][ok], pred), n_parameters(model), took, int((~ok).sum())
+
+
+@dataclass
+class FormSearch:
+    """What :func:`search_forms` found.
+
+    Attributes
+    ----------
+    table : pandas.DataFrame
+        One row per candidate: form, terms, n_params (mean over folds), cv_mape,
+        cv_mape_se (%), fit_seconds (mean per fold), unscored (held-out rows with a category level
+        their fold's training rows lack: no form can predict them, so they are not scored), chosen (bool),
+        within_1se.
+    candidates : list of Candidate
+    chosen : int
+        Row of ``table`` that was picked.
+    model_ : ConformalRegressor
+        The chosen form refitted on every row, with CV+ intervals
+        (``model_.predict_interval(X, 0.9)``); ``model_.estimator_`` is the fitted form.
+    cv : int
+    """
+
+    table: Any
+    candidates: list
+    chosen: int
+    model_: Any
+    cv: int
+    fit_time: float = 0.0
+    folds: list = field(default_factory=list, repr=False)
+
+    @property
+    def estimator_(self):
+        """The chosen form, fitted on every row."""
+        return self.model_.estimator_
+
+    def predict(self, X):
+        return self.model_.predict(X)
+
+    def predict_interval(self, X, coverage=0.9):
+        return self.model_.predict_interval(X, coverage)
+
+    def summary(self) -> str:
+        """The candidates table (best first), the rule, and the chosen model's formula."""
+        import pandas as pd
+
+        t = self.table.sort_values("cv_mape").copy()
+        t[""] = np.where(t["chosen"], "<- chosen", np.where(t["within_1se"], "within 1 se", ""))
+        show = t[["form", "terms", "n_params", "cv_mape", "cv_mape_se", "fit_seconds", ""]]
+        with pd.option_context("display.width", 200, "display.max_colwidth", 60):
+            body = show.to_string(index=False, float_format=lambda v: f"{v:.3g}")
+        best = self.table.loc[self.table["cv_mape"].idxmin()]
+        est = self.estimator_
+        formula = est.formula() if hasattr(est, "formula") else ""
+        lines = [f"form search: {len(t)} candidates, {self.cv}-fold CV MAPE (%), mean ± standard error over folds",
+                 body, "",
+                 f"rule: the fewest parameters among candidates within one standard error of the best "
+                 f"({best['cv_mape']:.3g} + {best['cv_mape_se']:.2g} %)",
+                 f"chosen: {self.table.loc[self.chosen, 'form']} ({self.table.loc[self.chosen, 'terms']})"]
+        if formula:
+            lines.append(formula)
+        lines.append(f"search time {self.fit_time:.1f} s")
+        return "\n".join(lines)
+
+    def __repr__(self) -> str:
+        row = self.table.loc[self.chosen]
+        return (f"FormSearch({len(self.table)} candidates; chosen {row['form']} ({row['terms']}), "
+                f"CV MAPE {row['cv_mape']:.3g} ± {row['cv_mape_se']:.2g} %)")
+
+
+def search_forms(X, y, numeric=(), categorical=(), extrinsic=(), *, forms="auto", network=None, cv=5,
+                 random_state=0, n_jobs=1, progress=False, options=None) -> FormSearch:
+    """Try model forms by K-fold cross-validation and keep the simplest within one standard error of the best.
+
+    Parameters
+    ----------
+    X : pandas.DataFrame
+        Configurations, with the role columns (and, for the hybrid form, the columns
+        its network's cost model reads).
+    y : array_like
+        Measured times, > 0.
+    numeric, categorical, extrinsic : str or list of str
+        Column roles, as for every model of perfkit.
+    forms : "auto" or list of str
+        Forms to try (keys of :data:`FORMS`); "auto" tries all that apply.
+    network : str, optional
+        A network of :data:`perfkit.model.costs.NETWORKS`; enables the hybrid form.
+    cv : int, default 5
+        Folds (an integer >= 2; the rows must be at least 2·cv).
+    random_state : int, default 0
+        Seed of the folds and of every candidate.
+    n_jobs : int, default 1
+        joblib workers over candidates × folds (-1: all cores).
+    progress : bool
+        A tqdm bar over the fits.
+    options : dict, optional
+        Per-form estimator settings, e.g. ``{"thesis": {"maxiter": 100}}``.
+
+    Returns
+    -------
+    FormSearch
+        ``table`` of candidates, ``model_`` (the chosen form with CV+ intervals) and ``summary()``.
+    """
+    import pandas as pd
+    from sklearn.model_selection import KFold
+
+    from .fitting import _check_n_jobs, _parallel
+    from .intervals import ConformalRegressor
+
+    k = check_int("cv", cv, minimum=2)
+    check_int("random_state", random_state, minimum=0)
+    n_jobs = _check_n_jobs(n_jobs)
+    cands = form_candidates(forms, numeric, categorical, extrinsic, network=network, random_state=random_state,
+                            options=options)
+    if not isinstance(X, pd.DataFrame):
+        raise ValueError(f"X: expected a pandas DataFrame, got {type(X).__name__}")
+    validate_frame(X, numeric, categorical, extrinsic)
+    y = validate_target(y, X, positive=True)
+    if len(X) < 2 * k:
+        raise ValueError(f"X: {len(X)} rows are too few for cv={k} (need at least {2 * k})")
+    start = time.perf_counter()
+    folds = list(KFold(k, shuffle=True, random_state=int(random_state)).split(X))
+    from joblib import delayed
+
+    tasks = [delayed(_score_fold)(c.estimator, X, y, tr, te, categorical) for c in cands for tr, te in folds]
+    results = _parallel(n_jobs, None, tasks, len(tasks), "form search", progress)
+    rows = []
+    for i, c in enumerate(cands):
+        res = results[i * k:(i + 1) * k]
+        scores = np.array([r[0] for r in res])
+        rows.append(dict(form=c.form, terms=c.terms, n_params=float(np.mean([r[1] for r in res])),
+                         cv_mape=float(scores.mean()), cv_mape_se=float(scores.std(ddof=1) / np.sqrt(k)),
+                         fit_seconds=float(np.mean([r[2] for r in res])),
+                         unscored=int(sum(r[3] for r in res))))
+    table = pd.DataFrame(rows)
+    best = int(table["cv_mape"].idxmin())
+    limit = table.loc[best, "cv_mape"] + table.loc[best, "cv_mape_se"]
+    table["within_1se"] = table["cv_mape"] <= limit
+    ok = table[table["within_1se"]]
+    chosen = int(ok.sort_values(["n_params", "cv_mape"], kind="stable").index[0])
+    table["chosen"] = table.index == chosen
+    model = ConformalRegressor(cands[chosen].estimator, method="cv+", n_splits=k, random_state=int(random_state))
+    model.fit(X, y)
+    return FormSearch(table=table, candidates=cands, chosen=chosen, model_=model, cv=k,
+                      fit_time=time.perf_counter() - start, folds=folds)

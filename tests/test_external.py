@@ -1,0 +1,263 @@
+"""Third-party datasets (data/external): shipped files, tidy loaders, batch strings, bad files, provenance."""
+import dataclasses
+import hashlib
+import json
+import re
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from perfkit.data.external import (
+    EXTERNAL_DATASETS,
+    external_dir,
+    load_external,
+    load_lambda,
+    load_nvidia_dle,
+    resolve_batch,
+)
+
+LAMBDA_COLUMNS = ["model", "precision", "gpu", "n_gpus", "batch_per_gpu", "batch_global", "throughput", "t_iter",
+                  "t_sample", "watt", "price", "watt_per_gpu", "price_per_gpu", "config"]
+NVIDIA_COLUMNS = ["model", "framework", "task", "variant", "gpu", "system", "nodes", "gpus", "n_gpus", "precision",
+                  "batch_per_gpu", "batch_global", "throughput", "throughput_unit", "t_iter"]
+
+
+@pytest.fixture(scope="module")
+def shipped():
+    return {name: load_external(name) for name in EXTERNAL_DATASETS}
+
+
+def _roles_ok(frame, ds):
+    for col in [*ds.features, ds.target]:
+        assert col in frame.columns
+        assert not frame[col].isna().any(), col
+    for col in [*ds.numeric, *ds.extrinsic, ds.target]:
+        assert (frame[col].to_numpy(dtype=float) > 0).all(), col
+
+
+# ------------------------------------------------------------------------------ shipped files
+def test_lambda_shipped(shipped):
+    frame, ds = shipped["lambda"]
+    assert list(frame.columns) == LAMBDA_COLUMNS
+    _roles_ok(frame, ds)
+    assert len(frame) == 980 and frame.attrs["dropped"] == {"throughput 0 (not measured)": 80}
+    assert frame["model"].nunique() == 10 and frame["config"].nunique() == 53 and frame["gpu"].nunique() == 19
+    assert set(frame["n_gpus"]) == {1, 2, 4, 8} and set(frame["precision"]) == {"fp16", "fp32"}
+    assert not frame["gpu"].str.contains(r"\d+x", regex=True).any()
+    np.testing.assert_allclose(frame["t_iter"], frame["batch_global"] / frame["throughput"])
+    np.testing.assert_allclose(frame["t_sample"], 1 / frame["throughput"])
+    assert (frame["batch_per_gpu"] * frame["n_gpus"] == frame["batch_global"]).all()
+    assert (frame.groupby(["model", "precision"]).size() <= 53).all()
+    assert len(load_lambda("fp32")) == 490
+
+
+def test_nvidia_shipped(shipped):
+    frame, ds = shipped["nvidia_dle"]
+    assert list(frame.columns[: len(NVIDIA_COLUMNS)]) == NVIDIA_COLUMNS
+    _roles_ok(frame, ds)
+    dropped = frame.attrs["dropped"]
+    assert len(frame) == 796 and len(frame) + sum(dropped.values()) == 1112
+    assert dropped["not a training table (evaluation/inference section)"] == 132
+    assert dropped["no batch size in the table"] == 160
+    assert frame["model"].nunique() == 31 and frame["readme"].nunique() == 39
+    assert set(frame["framework"]) == {"PyTorch", "TensorFlow", "TensorFlow2", "PaddlePaddle", "DGLPyTorch",
+                                       "CUDA-Optimized"}
+    assert set(frame["gpu"]) == {"A100 40GB", "A100 80GB", "V100 16GB", "V100 32GB"}
+    assert set(frame["precision"]) == {"amp", "tf32", "fp32", "bf16"}
+    assert frame["n_gpus"].max() == 256 and (frame["n_gpus"] == frame["nodes"] * frame["gpus"]).all()
+    np.testing.assert_allclose(frame["t_iter"], frame["batch_global"] / frame["throughput"])
+    # the tables' throughput is over all GPUs: more GPUs, more throughput, in every table
+    key = ["readme", "section", "precision", "variant", "batch_per_gpu", "throughput_col"]
+    for _, table in frame.groupby(key):
+        if table["n_gpus"].nunique() > 1:
+            ordered = table.sort_values("n_gpus").drop_duplicates("n_gpus")
+            assert ordered["throughput"].iloc[-1] > ordered["throughput"].iloc[0]
+    # units stated in mol/ms become molecules/s; TensorFlow NCF's millions are scaled
+    se3 = frame[frame["model"] == "SE3Transformer"]
+    assert (se3["throughput_unit"] == "molecules/s").all() and se3["throughput"].min() > 100
+    ncf = frame[(frame["model"] == "NCF") & (frame["framework"] == "TensorFlow")]
+    assert ncf["throughput"].min() > 1e6 and ncf["t_iter"].max() < 1
+    # the PyTorch Transformer's "5120/2560" is (AMP, FP32)
+    tr = frame[(frame["model"] == "Transformer") & (frame["gpu"] == "V100 16GB")]
+    assert set(zip(tr["precision"], tr["batch_per_gpu"])) == {("amp", 5120), ("fp32", 2560)}
+    assert frame.attrs["precision_relabelled"] == 21
+
+
+# ----------------------------------------------------------------------------- Lambda, tiny files
+def _write_lambda(folder, prec="fp16", tp_rows=None, bs_rows=None, header=None):
+    header = header or "name_gpu,num_gpu,watt,price,m1,m2"
+    tp_rows = tp_rows or ["GPU A,1.0,300.0,1000.0,100.0,0.0", "2x GPU A,2.0,600.0,2000.0,180.0,"]
+    bs_rows = bs_rows or ["GPU A,1,300,1000,64,8", "2x GPU A,2,600,2000,128,16"]
+    (folder / f"pytorch-train-throughput-{prec}.csv").write_text("\n".join([header, *tp_rows]) + "\n")
+    (folder / f"pytorch-train-bs-{prec}.csv").write_text("\n".join([header, *bs_rows]) + "\n")
+
+
+def test_lambda_tiny(tmp_path):
+    _write_lambda(tmp_path)
+    frame = load_lambda("fp16", root=tmp_path)
+    assert frame.attrs["dropped"] == {"throughput 0 (not measured)": 1, "throughput missing (empty cell)": 1}
+    assert list(frame["gpu"]) == ["GPU A", "GPU A"] and list(frame["n_gpus"]) == [1, 2]
+    assert list(frame["batch_global"]) == [64, 128] and list(frame["batch_per_gpu"]) == [64, 64]
+    assert frame["t_iter"].tolist() == pytest.approx([64 / 100, 128 / 180])
+    assert frame["t_sample"].tolist() == pytest.approx([1 / 100, 1 / 180])
+    assert frame["watt_per_gpu"].tolist() == [300.0, 300.0] and frame["price_per_gpu"].tolist() == [1000.0, 1000.0]
+    with pytest.raises(FileNotFoundError, match="fp32"):
+        load_lambda(root=tmp_path)  # both precisions wanted, only fp16 written
+    _write_lambda(tmp_path, "fp32")
+    assert len(load_lambda(root=tmp_path)) == 4
+    with pytest.raises(ValueError, match="precision: expected one of"):
+        load_lambda("bf16", root=tmp_path)
+
+
+@pytest.mark.parametrize("kwargs, pattern", [
+    (dict(header="name_gpu,watt,price,m1,m2", tp_rows=["GPU A,300,1000,100,0", "2x GPU A,600,2000,180,1"]),
+     r"throughput-fp16\.csv: column 'num_gpu' missing"),
+    (dict(bs_rows=["GPU A,1,300,1000,64,8", "2x GPU B,2,600,2000,128,16"]),
+     r"GPU rows disagree at row 2.*'2x GPU A'.*'2x GPU B'"),
+    (dict(bs_rows=["GPU A,1,300,1000,64,8"]), r"has 2 GPU rows but .*bs-fp16\.csv has 1"),
+    (dict(tp_rows=["GPU A,1,300,1000,fast,0", "2x GPU A,2,600,2000,180,1"]),
+     r"throughput-fp16\.csv: column 'm1', row 1 \('GPU A'\).*'fast' is not a finite number"),
+    (dict(bs_rows=["GPU A,1,300,1000,64,8", "2x GPU A,2,600,2000,127,16"]), r"'m1'.*127 is not divisible by num_gpu 2"),
+    (dict(tp_rows=["GPU A,1,300,1000,100,0", "2x GPU A,4,600,2000,180,1"],
+          bs_rows=["GPU A,1,300,1000,64,8", "2x GPU A,4,600,2000,128,16"]), r"name says 2 GPU\(s\) but column 'num_gpu' says 4"),
+    (dict(bs_rows=["GPU A,1,300,1000,,8", "2x GPU A,2,600,2000,128,16"]), r"bs-fp16\.csv: column 'm1', row 1.*batch size"),
+])
+def test_lambda_bad_files(tmp_path, kwargs, pattern):
+    _write_lambda(tmp_path, **kwargs)
+    with pytest.raises(ValueError, match=pattern):
+        load_lambda("fp16", root=tmp_path)
+
+
+def test_lambda_model_columns_must_agree(tmp_path):
+    _write_lambda(tmp_path)
+    (tmp_path / "pytorch-train-bs-fp16.csv").write_text("name_gpu,num_gpu,watt,price,m1,m3\nGPU A,1,300,1000,64,8\n"
+                                                         "2x GPU A,2,600,2000,128,16\n")
+    with pytest.raises(ValueError, match=r"model column 'm2' is not in .*bs-fp16\.csv"):
+        load_lambda("fp16", root=tmp_path)
+
+
+# ------------------------------------------------------------------------ NVIDIA batch strings
+@pytest.mark.parametrize("batch, header, precision, extra, expected", [
+    ("128 and 256", "Batch size / GPU (TF32 and FP16)", "tf32", {}, 128),
+    ("128 and 256", "Batch size / GPU (TF32 and FP16)", "amp", {}, 256),
+    ("16  and 32", "Batch size / GPU (FP32 and FP16)", "fp32", {}, 16),
+    ("64 , 32", "Batch size / GPU: mixed precision, FP32", "amp", {}, 64),
+    ("64 , 32", "Batch size / GPU: mixed precision, FP32", "fp32", {}, 32),
+    ("76,38", "Batch size / GPU: mixed precision, TF32", "fp32", {}, 38),  # header TF32, column FP32: same slot
+    ("8 : 16", "Batch size / GPU (FP32 : mixed precision)", "amp", {}, 16),
+    ("100, 200", "Batch size / GPU (TF32, BF16)", "bf16", {}, 200),
+    ("128 (FP32) / 256 (AMP)", "Batch Size / GPU", "fp32", {}, 128),
+    ("128 (TF) / 256 (AMP)", "Batch Size / GPU", "amp", {}, 256),
+    ("32 and 32", "Batch size / GPU (TF32 and FP16)", "amp", {}, 32),
+    ("131,072", "Batch size / GPU", "amp", {}, 131072),
+    ("1,048,576", "Batch size / GPU", "tf32", {}, 1048576),
+    ("64k", "Batch size / GPU", "amp", {}, 65536),
+    ("5120/2560", "Batch size / GPU", "amp", {"readme": "PyTorch/Translation/Transformer/README.md"}, 5120),
+    ("5120/2560", "Batch size / GPU", "fp32", {"readme": "PyTorch/Translation/Transformer/README.md"}, 2560),
+    (None, None, "tf32", {"throughput_col": "Throughput - TF32 (BS=104)"}, 104),
+])
+def test_resolve_batch(batch, header, precision, extra, expected):
+    assert resolve_batch(batch, header, precision, **extra) == expected
+
+
+@pytest.mark.parametrize("batch, header, precision, extra, reason", [
+    ("10240/5120", "Batch size / GPU", "amp", {}, "without a precision order"),
+    (None, None, "amp", {"throughput_col": "Throughput - mixed precision"}, "no batch size"),
+    ("lots", "Batch size / GPU", "amp", {}, "not a number"),
+    ("1, 2, 3", "Batch size / GPU", "amp", {}, "more than two"),
+])
+def test_resolve_batch_unresolvable(batch, header, precision, extra, reason):
+    with pytest.raises(ValueError, match=reason):
+        resolve_batch(batch, header, precision, **extra)
+
+
+# ----------------------------------------------------------------------- NVIDIA, tiny files
+NV_HEADER = "readme,section,nodes,gpus,batch_col,batch,other_cols,precision,throughput_col,throughput_raw,throughput"
+NV_ROWS = [
+    # multi-node: 2 nodes x 8 GPUs, TF32 slot of "16 and 32"
+    ('PyTorch/LanguageModeling/BERT/README.md,"BERT / Training performance: NVIDIA DGX A100 (8x A100 80GB) / Pre-training",'
+     '2,8,Batch size / GPU (TF32 and FP16),16 and 32,Sequence length=512,TF32,TF32 Throughput,800,800'),
+    # single node, AMP slot; the precision column says AMP
+    ('PyTorch/LanguageModeling/BERT/README.md,"BERT / Training performance: NVIDIA DGX A100 (8x A100 80GB) / Pre-training",'
+     ',8,Batch size / GPU (TF32 and FP16),16 and 32,Sequence length=512,AMP,Throughput - mixed precision,1600,1600'),
+    # precision column AMP but header TF32: the header wins; mol/ms becomes molecules/s
+    ('DGLPyTorch/DrugDiscovery/SE3Transformer/README.md,"SE3 / Training performance: NVIDIA DGX-1 (8x V100 16GB)",'
+     ',1,Batch size / GPU,240,,AMP,Throughput - TF32 [mol/ms],2.4,2.4'),
+    # dropped: evaluation table, N/A cell, batch pair without an order
+    ('TensorFlow2/Recommendation/WideAndDeep/README.md,"W&D / Evaluation performance: NVIDIA DGX-1 (8x V100 32GB)",'
+     ',1,Batch size / GPU,4096,,AMP,Throughput [samples/s] AMP,1000,1000'),
+    ('PyTorch/Detection/SSD/README.md,"SSD / Training performance: NVIDIA DGX-1 (8x V100 16GB)",'
+     ',1,Batch size / GPU,64,,FP32,Throughput - FP32,<N/A>,'),
+    ('PyTorch/Translation/Other/README.md,"X / Training performance",,1,Batch size / GPU,10/20,,AMP,'
+     'Throughput - mixed precision,5,5'),
+]
+
+
+def _write_nvidia(path, header=NV_HEADER, rows=NV_ROWS):
+    path.write_text("\n".join([header, *rows]) + "\n")
+    return path
+
+
+def test_nvidia_tiny(tmp_path):
+    frame = load_nvidia_dle(_write_nvidia(tmp_path / "t.csv"))
+    assert frame.attrs["dropped"] == {"not a training table (evaluation/inference section)": 1,
+                                      "no throughput (N/A, '-' or empty cell)": 1,
+                                      "two batch sizes without a precision order": 1}
+    assert frame.attrs["precision_relabelled"] == 1
+    a, b, c = (frame.iloc[i] for i in range(3))
+    assert (a["model"], a["framework"], a["task"], a["gpu"], a["system"]) == (
+        "BERT", "PyTorch", "LanguageModeling", "A100 80GB", "DGX A100")
+    assert (a["nodes"], a["gpus"], a["n_gpus"], a["precision"], a["batch_per_gpu"]) == (2, 8, 16, "tf32", 16)
+    assert a["t_iter"] == pytest.approx(16 * 16 / 800) and a["variant"] == "pre-training, seq=512"
+    assert (b["nodes"], b["n_gpus"], b["precision"], b["batch_per_gpu"]) == (1, 8, "amp", 32)
+    assert b["t_iter"] == pytest.approx(32 * 8 / 1600)
+    assert (c["precision"], c["throughput"], c["throughput_unit"], c["gpu"]) == ("tf32", 2400.0, "molecules/s",
+                                                                                 "V100 16GB")
+    assert c["t_iter"] == pytest.approx(240 / 2400)
+
+
+def test_nvidia_bad_files(tmp_path):
+    header = NV_HEADER.replace(",throughput_raw,throughput", ",throughput_raw")
+    rows = [r.rsplit(",", 1)[0] for r in NV_ROWS]
+    with pytest.raises(ValueError, match=r"b\.csv: column 'throughput' missing"):
+        load_nvidia_dle(_write_nvidia(tmp_path / "b.csv", header, rows))
+    bad = NV_ROWS[:2] + [NV_ROWS[2].rsplit(",", 1)[0] + ",fast"]
+    with pytest.raises(ValueError, match=r"c\.csv: column 'throughput', row 3 .*'fast' is not a finite number"):
+        load_nvidia_dle(_write_nvidia(tmp_path / "c.csv", rows=bad))
+    bad = [NV_ROWS[0].replace(",2,8,Batch", ",2,0,Batch")]
+    with pytest.raises(ValueError, match=r"d\.csv: column 'gpus', row 1 .*whole number >= 1"):
+        load_nvidia_dle(_write_nvidia(tmp_path / "d.csv", rows=bad))
+
+
+# ------------------------------------------------------------------- registry and provenance
+def test_registry():
+    with pytest.raises(ValueError, match=r"'nope' unknown; known: \['lambda', 'nvidia_dle'\]"):
+        load_external("nope")
+    ds = EXTERNAL_DATASETS["lambda"]
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        ds.target = "t_sample"
+    assert ds.roles == {"numeric": [], "categorical": ["model", "gpu", "precision"],
+                        "extrinsic": ["n_gpus", "batch_per_gpu"]}
+    frame = pd.DataFrame({"model": ["a"], "gpu": ["g"], "precision": ["fp16"], "n_gpus": [0], "batch_per_gpu": [1],
+                          "t_iter": [1.0]})
+    with pytest.raises(ValueError, match="lambda: column 'n_gpus' has values <= 0"):
+        ds.check(frame)
+    with pytest.raises(ValueError, match="lambda: column 'gpu' missing"):
+        ds.check(frame.drop(columns="gpu"))
+    import perfkit.data
+
+    assert perfkit.data.load_external is load_external and perfkit.data.EXTERNAL_DATASETS is EXTERNAL_DATASETS
+
+
+@pytest.mark.parametrize("name", sorted(EXTERNAL_DATASETS))
+def test_provenance(name):
+    ds = EXTERNAL_DATASETS[name]
+    prov = json.loads(ds.provenance_path().read_text())
+    commit = prov["source"]["commit"]
+    assert re.fullmatch(r"[0-9a-f]{40}", commit) and commit in ds.citation
+    assert prov["source"]["repository"].startswith("https://github.com/") and prov["source"]["commit_date"]
+    assert prov["dataset"] == name and prov["licence"] and prov["derivation"] and prov["units"]
+    for f in prov["files"]:  # the shipped bytes are the published bytes
+        assert hashlib.sha256((external_dir() / f["path"]).read_bytes()).hexdigest() == f["sha256"], f["path"]
+    assert f"`{name}`" in (external_dir() / "README.md").read_text()
