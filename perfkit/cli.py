@@ -9,8 +9,12 @@ Subcommands
 ``perfkit fit data.csv --target COL --numeric A,B --categorical C --extrinsic G,BS [...]``
     Fit the generic model to a user's CSV; print parameters and held-out
     MAPE/R² next to a random forest's; save the model as JSON.
-``perfkit predict model.json configs.csv [--out preds.csv]``
-    Predict with a saved model.
+``perfkit fit data.csv --target COL ... --form auto|thesis|loglinear|hybrid [--network NET]``
+    Any model form; ``auto`` picks one by cross-validation and prints the candidates.
+``perfkit predict model.json configs.csv [--interval 0.9] [--out preds.csv]``
+    Predict with a saved model (with conformal intervals and an extrapolation flag).
+``perfkit whatif model.json --base CONFIG --vary workers=1,2,4,8 [--interval 0.9] [--plot fig.png]``
+    Predicted time, speedup and efficiency as one column varies.
 ``perfkit collect ch3|ch4|noise|epoch|ch5|ch5vol [--framework pytorch] [--out PATH] [--seed S] [...]``
     Measure training steps with the harness (resumable; see ``perfkit collect -h``).
 ``perfkit findings [--write]``
@@ -66,11 +70,39 @@ def build_parser() -> argparse.ArgumentParser:
     fit.add_argument("--coding", choices=["thesis", "reference"], default="thesis", help="categorical coding")
     fit.add_argument("--jobs", type=int, default=1, help="parallel fits (joblib n_jobs)")
     fit.add_argument("--out", default="model.json", help="where to save the fitted model (JSON)")
+    fit.add_argument("--form", default="thesis", choices=["thesis", "loglinear", "hybrid", "auto"],
+                     help="model form: the thesis's eq. 4.4 (default), a log-space power law with interactions, "
+                          "analytic costs times rates (needs --network), or auto: all of them scored by CV, the "
+                          "simplest within one standard error of the best is kept")
+    fit.add_argument("--network", default=None,
+                     help="network of the measurements for the hybrid form's cost model (lenet5, resattnet3d, "
+                          "ch3_cnn, ch3_mlp, ch3_ae)")
+    fit.add_argument("--fixed", default="",
+                     help="configuration constants the cost model needs that are not columns, e.g. "
+                          "stride=2,volume=48x56x48")
+    fit.add_argument("--cv", type=int, default=5, help="folds of the form search and of the intervals (default 5)")
+    fit.add_argument("--calibrate", action="store_true",
+                     help="thesis form: also calibrate conformal intervals (5 more fits), so that "
+                          "`perfkit predict --interval` works; the other forms always calibrate")
 
     pred = sub.add_parser("predict", help="predict times for configurations with a saved model")
     pred.add_argument("model", help="model JSON written by `perfkit fit`")
     pred.add_argument("csv", help="configurations, with the model's columns")
     pred.add_argument("--out", default=None, help="write the table with a `predicted` column here (default: stdout)")
+    pred.add_argument("--interval", type=float, default=None, metavar="COVERAGE",
+                      help="add conformal interval columns lower, upper (e.g. 0.9) and extrapolated")
+
+    wif = sub.add_parser("whatif", help="predicted time, speedup and efficiency as one column varies")
+    wif.add_argument("model", help="model JSON written by `perfkit fit`")
+    wif.add_argument("--base", required=True,
+                     help="the configuration to start from: a CSV file (its first row, or --row) or "
+                          "key=value pairs, e.g. num_filters=8,kernel_size=5,...")
+    wif.add_argument("--row", type=int, default=0, help="row of the --base CSV (default 0)")
+    wif.add_argument("--vary", required=True, help="column=values, e.g. workers=1,2,4,8,16")
+    wif.add_argument("--interval", type=float, default=0.9, metavar="COVERAGE",
+                     help="interval coverage (default 0.9; needs a calibrated model)")
+    wif.add_argument("--out", default=None, help="also write the table as CSV")
+    wif.add_argument("--plot", default=None, help="also draw it (png/svg/pdf)")
 
     col = sub.add_parser(
         "collect", help="measure training steps (kinds: ch3, ch4, noise, epoch, ch5, ch5vol)",
@@ -158,6 +190,8 @@ def main(argv: list[str] | None = None) -> int:
             _cmd_fit(args)
         elif args.command == "predict":
             _cmd_predict(args)
+        elif args.command == "whatif":
+            _cmd_whatif(args)
         elif args.command == "collect":
             _cmd_collect(args, argv)
     except ValueError as exc:
@@ -251,6 +285,7 @@ def _cmd_fit(args) -> None:
     from .model.baselines import compare_models, make_baseline, train_test_split_frame
     from .model.fitting import RepeatedFit, fit_repeated
     from .model.generic import ConstantColumnWarning, GenericPerformanceModel
+    from .model.intervals import coverage_of
     from .model.validation import column_list, missing_column_error, validate_frame, validate_target
 
     if args.seeds < 1:
@@ -274,12 +309,16 @@ def _cmd_fit(args) -> None:
             raise ValueError(f"column {args.target!r} is the --target and cannot also be --{role}")
     model = GenericPerformanceModel(**roles, penalty=penalty, lam=args.lam, method=args.method, coding=args.coding)
     model._settings()  # the column roles, before any work
+    fixed = _pairs(args.fixed, "--fixed")
+    _check_form_flags(args)
     X = df.drop(columns=[args.target])
     validate_frame(X, **roles)
     y = pd.Series(validate_target(df[args.target], X, name=f"target column {args.target!r}", positive=True),
                   index=df.index, name=args.target)
     n_test = _test_size(args.test_size, len(df))
     X_tr, X_te, y_tr, y_te = train_test_split_frame(X, y, test_size=n_test, random_state=0)
+    if args.form != "thesis":
+        return _fit_form(args, roles, fixed, X_tr, X_te, y_tr, y_te)
     print(f"fitting the generic model on {len(X_tr)} rows ({args.seeds} seeds, {args.method} engine); "
           f"{len(X_te)} rows held out", flush=True)
     start = time.perf_counter()
@@ -321,8 +360,93 @@ def _cmd_fit(args) -> None:
                                X_tr, y_tr, X_te, y_te, prefitted={"generic model"})
         print("\nheld-out errors:")
         print(table[["MAPE", "R2", "MAE", "RMSE"]].to_string())
+    if args.calibrate:
+        from sklearn.base import clone
+
+        from .model.intervals import ConformalRegressor
+
+        print(f"calibrating 90 %-style intervals: {args.cv} more fits of the best seed's settings", file=sys.stderr)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ConstantColumnWarning)
+            best = ConformalRegressor(clone(best), n_splits=args.cv, random_state=0).fit(X_tr, y_tr)
+        iv = best.predict_interval(X_te, 0.9)
+        print(f"90 % intervals cover {100 * coverage_of(iv, y_te):.1f} % of the {len(y_te)} held-out rows")
     best.to_json(args.out)  # atomic: a crash never leaves half a model
     print(f"\nsaved {args.out}")
+
+
+def _check_form_flags(args) -> None:
+    """``--form``/``--network``/``--cv`` agree with each other, before any data is read."""
+    from .model.costs import NETWORKS
+
+    if args.cv < 2:
+        raise ValueError(f"--cv: expected an integer >= 2, got {args.cv}")
+    if args.network is not None and args.network not in NETWORKS:
+        raise ValueError(f"--network: expected one of {sorted(NETWORKS)}, got {args.network!r}")
+    if args.form == "hybrid" and args.network is None:
+        raise ValueError("--form hybrid needs --network (the network whose costs the form uses), e.g. --network lenet5")
+    if args.form != "thesis" and (args.penalty != "none" or args.method != "varpro" or args.coding != "thesis"):
+        raise ValueError(f"--penalty/--lam/--method/--coding belong to --form thesis, not --form {args.form}")
+
+
+def _pairs(text: str, flag: str) -> dict:
+    """``a=1,b=x`` → {"a": 1, "b": "x"} (numbers parsed; a value may not be empty)."""
+    out = {}
+    for item in [t.strip() for t in text.split(",") if t.strip()]:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip() or not value.strip():
+            raise ValueError(f"{flag}: expected key=value pairs separated by commas, got {item!r}")
+        out[key.strip()] = _number_or_text(value.strip())
+    return out
+
+
+def _number_or_text(value: str):
+    for kind in (int, float):
+        try:
+            return kind(value)
+        except ValueError:
+            pass
+    return value
+
+
+def _fit_form(args, roles, fixed, X_tr, X_te, y_tr, y_te) -> None:
+    """``perfkit fit --form loglinear|hybrid|auto``: fit (or search), calibrate intervals, compare, save."""
+    import time
+    import warnings
+
+    import pandas as pd
+
+    from .model.baselines import compare_models, make_baseline
+    from .model.intervals import ConformalRegressor, coverage_of
+    from .model.search import make_form, search_forms
+
+    options = {"hybrid": {"fixed": fixed}} if fixed else None
+    start = time.perf_counter()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        if args.form == "auto":
+            print(f"form search on {len(X_tr)} rows ({args.cv}-fold CV); {len(X_te)} rows held out", flush=True)
+            search = search_forms(X_tr, y_tr, **roles, network=args.network, cv=args.cv, n_jobs=args.jobs,
+                                  progress=True, options=options)
+            model = search.model_
+            print("\n" + search.summary())
+        else:
+            est = make_form(args.form, **roles, network=args.network, **({"fixed": fixed} if fixed else {}))
+            print(f"fitting the {args.form} form on {len(X_tr)} rows; {len(X_te)} rows held out", flush=True)
+            model = ConformalRegressor(est, n_splits=args.cv, random_state=0).fit(X_tr, y_tr)
+            print("\n" + model.estimator_.summary())
+    _print_warnings(caught)
+    print(f"\nfit and calibration took {_duration(time.perf_counter() - start)}")
+    iv = model.predict_interval(X_te, 0.9)
+    print(f"90 % intervals cover {100 * coverage_of(iv, y_te):.1f} % of the {len(y_te)} held-out rows")
+    models = {f"{args.form} model": model, "random forest": make_baseline("rf", **roles, random_state=0),
+              "gradient boosting": make_baseline("gb", **roles, random_state=0)}
+    with pd.option_context("display.width", 160, "display.float_format", "{:.4g}".format):
+        table = compare_models(models, X_tr, y_tr, X_te, y_te, prefitted={f"{args.form} model"})
+        print("\nheld-out errors:")
+        print(table[["MAPE", "R2", "MAE", "RMSE"]].to_string())
+    model.to_json(args.out)
+    print(f"\nsaved {args.out} (with its intervals: perfkit predict {args.out} CONFIGS.csv --interval 0.9)")
 
 
 def _stop_on_signal(signum, frame):
@@ -378,20 +502,108 @@ def _cmd_collect(args, argv) -> None:
 
 
 def _cmd_predict(args) -> None:
-    """``perfkit predict``: ``--out`` may not be a folder, the model or the configurations; written atomically."""
-    from ._io import atomic_write, check_output, read_csv
-    from .model.generic import GenericPerformanceModel
+    """``perfkit predict``: ``--out`` may not be a folder, the model or the configurations; written atomically.
 
+    ``--interval C`` (strictly between 0 and 1) adds ``lower``, ``upper`` and ``extrapolated``
+    and needs a model saved with its calibration (``perfkit fit --form ...`` or ``--calibrate``).
+    """
+    import warnings
+
+    from ._io import atomic_write, check_output, read_csv
+    from .model.persist import load_model
+
+    if args.interval is not None:
+        _check_interval(args.interval)
     if args.out:
         check_output(args.out, "--out", inputs=[args.model, args.csv])
-    model = GenericPerformanceModel.from_json(args.model)
+    model = load_model(args.model)
     df = read_csv(args.csv, "configurations CSV")
-    out = df.assign(predicted=model.predict(df))
+    if args.interval is None:
+        out = df.assign(predicted=model.predict(df))
+    else:
+        _need_intervals(model, args.model)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            iv = model.predict_interval(df, args.interval)
+        _print_warnings(caught)
+        out = df.assign(**{c: iv[c].to_numpy() for c in iv.columns})
     if args.out:
         atomic_write(args.out, out.to_csv(index=False))
         print(f"wrote {len(out)} predictions to {args.out}")
     else:
         print(out.to_csv(index=False), end="")
+
+
+def _check_interval(value: float) -> float:
+    import math
+
+    if not math.isfinite(value) or not 0 < value < 1:
+        raise ValueError(f"--interval: expected a coverage strictly between 0 and 1 (e.g. 0.9), got {value:g}")
+    return value
+
+
+def _need_intervals(model, path) -> None:
+    if not callable(getattr(model, "predict_interval", None)):
+        raise ValueError(f"{path}: this model was saved without interval calibration; refit it with "
+                         "`perfkit fit ... --calibrate` (thesis form) or any other --form")
+
+
+def _cmd_whatif(args) -> None:
+    """``perfkit whatif``: one configuration, one column varied; a table (and a figure) of time, speedup, efficiency."""
+    import warnings
+
+    import numpy as np
+    import pandas as pd
+
+    from ._io import atomic_write, check_input_file, check_output, read_csv
+    from .model.persist import load_model
+
+    _check_interval(args.interval)
+    col, sep, values = args.vary.partition("=")
+    col = col.strip()
+    grid = [_number_or_text(v.strip()) for v in values.split(",") if v.strip()]
+    if not sep or not col or not grid:
+        raise ValueError(f"--vary: expected column=v1,v2,..., e.g. workers=1,2,4,8; got {args.vary!r}")
+    for flag, path in (("--out", args.out), ("--plot", args.plot)):
+        if path:
+            check_output(path, flag, inputs=[args.model])
+    model = load_model(args.model)
+    _need_intervals(model, args.model)
+    if "=" in args.base and not args.base.lower().endswith(".csv"):
+        base = _pairs(args.base, "--base")
+    else:
+        frame = read_csv(check_input_file(args.base, "--base CSV"), "--base CSV")
+        if not 0 <= args.row < len(frame):
+            raise ValueError(f"--row: {args.base} has rows 0 to {len(frame) - 1}, not {args.row}")
+        base = frame.iloc[args.row].to_dict()
+    rows = pd.DataFrame([dict(base, **{col: v}) for v in grid])
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        iv = model.predict_interval(rows, args.interval)
+    _print_warnings(caught)
+    table = pd.DataFrame({col: grid, "predicted": iv["predicted"].to_numpy(), "lower": iv["lower"].to_numpy(),
+                          "upper": iv["upper"].to_numpy(), "extrapolated": iv["extrapolated"].to_numpy()})
+    t0 = table["predicted"].iloc[0]
+    table["speedup"] = t0 / table["predicted"]
+    numeric = all(isinstance(v, (int, float)) for v in grid)
+    if numeric:
+        table["efficiency"] = table["speedup"] / (np.asarray(grid, dtype=float) / float(grid[0]))
+    with pd.option_context("display.width", 160, "display.float_format", "{:.4g}".format):
+        print(f"what if {col} = {', '.join(map(str, grid))}  ({int(100 * args.interval)} % intervals; speedup "
+              f"relative to {col} = {grid[0]}{'; efficiency = speedup / (' + col + ' ratio)' if numeric else ''})")
+        print(table.to_string(index=False))
+    if table["extrapolated"].any():
+        print(f"perfkit: warning: rows marked extrapolated lie outside the fitted data; their intervals carry no "
+              "coverage guarantee", file=sys.stderr)
+    if args.out:
+        atomic_write(args.out, table.to_csv(index=False))
+        print(f"wrote {args.out}")
+    if args.plot:
+        from .report.plots import whatif_figure
+
+        fig = whatif_figure(table, col)
+        fig.savefig(args.plot, bbox_inches="tight")
+        print(f"wrote {args.plot}")
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -112,8 +112,17 @@ def test_misspelt_or_bad_columns_name_the_column(split):
         pipe.fit(X_tr, y_tr.where(y_tr.index != y_tr.index[0], 0.0))
 
 
+def test_gradient_boosting_fits_log_times_deterministically(split):
+    X_tr, X_te, y_tr, _ = split
+    a = bl.make_baseline("gb", **ROLES, random_state=0).fit(X_tr, y_tr).predict(X_te)
+    b = bl.make_baseline("gb", **ROLES, random_state=0).fit(X_tr, y_tr).predict(X_te)
+    assert np.array_equal(a, b) and (a > 0).all()
+    pipe = bl.make_baseline("gb", **ROLES)
+    assert type(pipe.named_steps["model"]).__name__ == "TransformedTargetRegressor"
+
+
 def test_make_baseline_argument_errors():
-    with pytest.raises(ValueError, match=r"kind: expected one of \('rf', 'svr'\), got 'gbm'"):
+    with pytest.raises(ValueError, match=r"kind: expected one of \('rf', 'svr', 'gb'\), got 'gbm'"):
         bl.make_baseline("gbm", **ROLES)
     with pytest.raises(ValueError, match=r"RandomForestRegressor has no parameter\(s\) \['n_trees'\]"):
         bl.make_baseline("rf", **ROLES, n_trees=5)

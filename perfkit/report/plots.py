@@ -278,3 +278,37 @@ def plot_volume_exponents(table, ax=None, thesis_q_workers: float | None = None,
     ax.set_ylabel("fitted exponent")
     legend_outside(ax)
     return ax
+
+
+def whatif_figure(table, column: str):
+    """Three panels from a what-if table (``perfkit whatif``): time with its interval, speedup, efficiency.
+
+    ``table`` has ``column``, ``predicted``, ``lower``, ``upper``, ``extrapolated``, ``speedup``
+    (and ``efficiency`` when the column is numeric). Extrapolated points are drawn hollow:
+    their intervals carry no coverage guarantee.
+    """
+    x = table[column].to_numpy()
+    numeric = np.issubdtype(np.asarray(x).dtype, np.number)
+    pos = x if numeric else np.arange(len(x))
+    panels = [("predicted", "predicted time (s)"), ("speedup", "speedup")]
+    if "efficiency" in table.columns:
+        panels.append(("efficiency", "efficiency"))
+    fig, axes = new_figure(1, len(panels), figsize=(3.6 * len(panels), 3.2))
+    axes = np.atleast_1d(axes)
+    ext = table["extrapolated"].to_numpy(dtype=bool)
+    t0 = float(table["predicted"].iloc[0])
+    for ax, (key, label) in zip(axes, panels):
+        y = table[key].to_numpy(dtype=float)
+        if key == "predicted":
+            ax.fill_between(pos, table["lower"], table["upper"], alpha=0.25, color="C0", lw=0, label="interval")
+        elif key == "speedup":
+            ax.fill_between(pos, t0 / table["upper"], t0 / table["lower"], alpha=0.25, color="C0", lw=0)
+        ax.plot(pos, y, "-", color="C0", lw=1)
+        ax.plot(pos[~ext], y[~ext], "o", color="C0", ms=4, label="inside the fitted data")
+        ax.plot(pos[ext], y[ext], "o", mfc="none", color="C3", ms=5, label="extrapolated")
+        ax.set_xlabel(column)
+        ax.set_ylabel(label)
+        if not numeric:
+            ax.set_xticks(pos, [str(v) for v in x])
+    axes[0].legend(fontsize=7)
+    return fig

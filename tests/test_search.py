@@ -1,0 +1,238 @@
+"""Chapter 6 machinery: the hybrid form, the form search, saved models of every kind, and the CLI around them."""
+import json
+from types import SimpleNamespace
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from perfkit.cli import main
+from perfkit.model.costs import add_costs
+from perfkit.model.hybrid import HybridModel
+from perfkit.model.intervals import ConformalRegressor, coverage_of
+from perfkit.model.persist import load_model
+from perfkit.model.search import form_candidates, one_standard_error_choice, search_forms, seen_rows
+from tests.test_generic import _data
+
+ROLES = dict(numeric=["kernel", "filters"], categorical=["act"], extrinsic=["gpus", "batch"])
+LENET = dict(numeric=["num_filters", "kernel_size", "pool_size", "stride"],
+             categorical=["padding", "activation", "dataset", "optimizer"], extrinsic=["batch_size", "workers"])
+
+
+def _run(capsys, *args):
+    code = main([str(a) for a in args])
+    out = capsys.readouterr()
+    return SimpleNamespace(returncode=code, stdout=out.out, stderr=out.err)
+
+
+@pytest.fixture(scope="module")
+def lenet():
+    """300 measured LeNet-5 rows (the ch4 file), with their epoch times."""
+    from pathlib import Path
+
+    df = pd.read_csv(Path(__file__).resolve().parents[1] / "data/measured/pytorch-cpu/ch4_lenet5.csv")
+    df = df[df["status"] == "ok"].head(300).reset_index(drop=True)
+    X = df[[c for cols in LENET.values() for c in cols]].copy()
+    return X, df["epoch_time"].to_numpy()
+
+
+# ------------------------------------------------------------------------------ hybrid
+def test_hybrid_recovers_known_rates_from_exact_costs(lenet):
+    """Times made from the cost model with known rates are fitted back to those rates."""
+    X, _ = lenet
+    c = add_costs(X, "lenet5")
+    steps = np.ceil(np.where(X["dataset"] == "cifar10", 50000, 60000) / (X["batch_size"] * X["workers"]))
+    y = steps * (3e-11 * X["batch_size"] * c["flops_fwd"] + 2e-9 * X["batch_size"] * c["activations"]
+                 + 1e-3).to_numpy()
+    m = HybridModel("lenet5", **LENET).fit(X, y)
+    rates = dict(zip([t[0] for t in m.terms_], m.rates_))
+    assert rates["compute"] == pytest.approx(3e-11, rel=1e-6)
+    assert rates["activations"] == pytest.approx(2e-9, rel=1e-6)
+    assert rates["step"] == pytest.approx(1e-3, rel=1e-6)
+    assert rates["update"] < 1e-15 and rates["allreduce"] < 1e-15  # s per parameter: 1e-9 would matter
+    assert np.allclose(m.predict(X), y, rtol=1e-9)
+    assert "s per forward FLOP" in m.summary() and m.formula().startswith("t = S·(")
+
+
+def test_hybrid_modifiers_regimes_and_json_round_trip(lenet, tmp_path):
+    X, y = lenet
+    m = HybridModel("lenet5", **LENET, modifiers={"compute": ["workers", "batch_size=min"], "update": ["optimizer"]},
+                    regimes=["batch_size=min"]).fit(X, y)
+    levels = [lv for cost, lv in m.terms_ if cost == "compute"]
+    assert any("batch_size=8" in lv for lv in levels) and any("batch_size≠8" in lv for lv in levels)
+    m.save(tmp_path / "h.json")
+    back = load_model(tmp_path / "h.json")
+    assert isinstance(back, HybridModel) and np.array_equal(back.predict(X), m.predict(X))
+    doc = json.loads((tmp_path / "h.json").read_text())
+    doc["fitted"]["rates"][0] = -1.0
+    with pytest.raises(ValueError, match=r"fitted.rates: expected \d+ finite numbers >= 0"):
+        load_model(json.dumps(doc))
+
+
+@pytest.mark.parametrize("kw, match", [
+    (dict(network="vgg"), r"network: expected one of \[.*'lenet5'"),
+    (dict(modifiers={"disk": ["workers"]}), r"modifiers: unknown cost 'disk'"),
+    (dict(modifiers={"compute": ["colour"]}), r"modifiers\['compute'\]: 'colour' is not a categorical"),
+    (dict(regimes=["batch_size"]), r"regimes: 'batch_size' is not 'column=value'"),
+    (dict(n_train=0), r"n_train: expected 'auto', None or an integer >= 1"),
+])
+def test_hybrid_bad_settings_name_the_parameter(lenet, kw, match):
+    X, y = lenet
+    with pytest.raises(ValueError, match=match):
+        HybridModel(**{"network": "lenet5", **LENET, **kw}).fit(X, y)
+
+
+def test_hybrid_needs_the_cost_models_columns(lenet):
+    X, y = lenet
+    with pytest.raises(ValueError, match=r"lenet5: the cost model needs column\(s\) \['stride'\]"):
+        HybridModel("lenet5", numeric=["num_filters"], extrinsic=["batch_size", "workers"]).fit(
+            X.drop(columns=["stride"]), y)
+
+
+# ------------------------------------------------------------------------------ search
+def test_one_standard_error_rule_prefers_the_simplest_close_candidate():
+    t = pd.DataFrame({"cv_mape": [10.0, 10.2, 12.0], "cv_mape_se": [0.5, 0.1, 0.1], "n_params": [50, 10, 3]})
+    assert one_standard_error_choice(t) == 1  # 10.2 <= 10 + 0.5, fewer parameters than the best
+    t["cv_mape_se"] = [0.1, 0.1, 0.1]
+    assert one_standard_error_choice(t) == 0  # 10.2 > 10.1: only the best is within one se
+    t["cv_mape_se"] = [3.0, 0.1, 0.1]
+    assert one_standard_error_choice(t) == 2
+
+
+def test_search_forms_table_choice_and_intervals():
+    X, y = _data(n=200, noise=0.05)
+    s = search_forms(X.iloc[:150], y[:150], **ROLES, forms=["loglinear", "thesis"], cv=3)
+    t = s.table
+    assert list(t.columns[:6]) == ["form", "terms", "n_params", "cv_mape", "cv_mape_se", "fit_seconds"]
+    assert set(t["form"]) == {"loglinear", "thesis"} and t["chosen"].sum() == 1
+    chosen = t[t["chosen"]].iloc[0]
+    best = t.loc[t["cv_mape"].idxmin()]
+    assert chosen["cv_mape"] <= best["cv_mape"] + best["cv_mape_se"]
+    assert chosen["n_params"] == t[t["within_1se"]]["n_params"].min()
+    iv = s.predict_interval(X.iloc[150:], 0.9)
+    assert list(iv.columns) == ["predicted", "lower", "upper", "extrapolated"]
+    assert (iv["lower"] <= iv["upper"]).all() and 0.7 <= coverage_of(iv, y[150:]) <= 1.0
+    assert "<- chosen" in s.summary() and "one standard error" in s.summary()
+
+
+def test_search_forms_bad_input_names_the_parameter():
+    X, y = _data(n=40)
+    with pytest.raises(ValueError, match=r"form: unknown form 'cubic'; expected 'auto' or one of"):
+        search_forms(X, y, **ROLES, forms=["cubic"])
+    with pytest.raises(ValueError, match=r"no candidate applies \(the hybrid form needs network="):
+        form_candidates("hybrid", **ROLES)
+    with pytest.raises(ValueError, match=r"cv: expected an integer >= 2"):
+        search_forms(X, y, **ROLES, cv=1)
+    with pytest.raises(ValueError, match=r"too few for cv=5"):
+        search_forms(X.head(8), y[:8], **ROLES, forms=["loglinear"])
+
+
+def test_rows_with_unseen_levels_are_not_scored_and_intervals_still_fit():
+    X, y = _data(n=120)
+    X.loc[0, "act"] = "gelu"  # one row with a level no other row has
+    assert seen_rows(X.iloc[1:], X.iloc[:3], ["act"]).tolist() == [False, True, True]
+    m = ConformalRegressor(search_forms.__globals__["make_form"]("loglinear", **ROLES), n_splits=3).fit(X, y)
+    assert m.n_calibration_ == len(X) - 1
+
+
+def test_conformal_json_round_trip_for_every_form(lenet, tmp_path):
+    from perfkit.model.generic import GenericPerformanceModel
+    from perfkit.model.forms import LogLinearModel
+
+    X, y = _data(n=90)
+    for est in (LogLinearModel(**ROLES), GenericPerformanceModel(**ROLES, maxiter=20, random_state=0)):
+        m = ConformalRegressor(est, n_splits=3).fit(X, y)
+        m.save(tmp_path / "c.json")
+        back = load_model(tmp_path / "c.json")
+        assert back.predict_interval(X, 0.8).equals(m.predict_interval(X, 0.8))
+    with pytest.raises(ValueError, match=r"format 'perfkit.Nope' is not a perfkit model"):
+        load_model('{"format": "perfkit.Nope"}')
+    doc = json.loads(m.to_json())
+    doc["fitted"]["fold"][0] = 7
+    with pytest.raises(ValueError, match=r"fitted.fold: expected \d+ fold indices from 0 to 2"):
+        load_model(json.dumps(doc))
+
+
+# ------------------------------------------------------------------------------ CLI
+@pytest.fixture()
+def csvs(tmp_path):
+    X, y = _data(n=150, noise=0.05)
+    X.assign(time=y).to_csv(tmp_path / "data.csv", index=False)
+    X.head(4).to_csv(tmp_path / "configs.csv", index=False)
+    return tmp_path
+
+
+def _fit(capsys, d, *extra):
+    return _run(capsys, "fit", d / "data.csv", "--target", "time", "--numeric", "kernel,filters", "--categorical",
+                "act", "--extrinsic", "gpus,batch", "--out", d / "m.json", *extra)
+
+
+def test_cli_fit_loglinear_predict_with_intervals_and_whatif(capsys, csvs):
+    out = _fit(capsys, csvs, "--form", "loglinear", "--cv", "3")
+    assert out.returncode == 0, out.stderr
+    assert "LogLinearModel" in out.stdout and "intervals cover" in out.stdout and "gradient boosting" in out.stdout
+    pred = _run(capsys, "predict", csvs / "m.json", csvs / "configs.csv", "--interval", "0.9", "--out", csvs / "p.csv")
+    assert pred.returncode == 0, pred.stderr
+    p = pd.read_csv(csvs / "p.csv")
+    assert {"predicted", "lower", "upper", "extrapolated"} <= set(p.columns) and len(p) == 4
+    assert (p["lower"] <= p["predicted"] * 1.5).all() and (p["upper"] >= p["lower"]).all()
+    w = _run(capsys, "whatif", csvs / "m.json", "--base", csvs / "configs.csv", "--vary", "gpus=1,2,3,6",
+             "--out", csvs / "w.csv", "--plot", csvs / "w.png")
+    assert w.returncode == 0, w.stderr
+    table = pd.read_csv(csvs / "w.csv")
+    assert table["speedup"].iloc[0] == 1 and table["extrapolated"].tolist() == [False, False, False, True]
+    assert "outside the fitted data" in w.stderr and (csvs / "w.png").stat().st_size > 1000
+    w = _run(capsys, "whatif", csvs / "m.json", "--base", "kernel=3,filters=8,act=relu,batch=32", "--vary",
+             "gpus=1,2")
+    assert w.returncode == 0 and "efficiency" in w.stdout, w.stderr
+
+
+def test_cli_fit_auto_prints_the_candidates(capsys, csvs):
+    out = _fit(capsys, csvs, "--form", "auto", "--cv", "3")
+    assert out.returncode == 0, out.stderr
+    assert "form search" in out.stdout and "<- chosen" in out.stdout and "thesis" in out.stdout
+    assert json.loads((csvs / "m.json").read_text())["format"] == "perfkit.ConformalRegressor"
+
+
+@pytest.mark.parametrize("args, match", [
+    (["--form", "hybrid"], r"--form hybrid needs --network"),
+    (["--form", "auto", "--network", "vgg"], r"--network: expected one of"),
+    (["--form", "loglinear", "--penalty", "l2"], r"--penalty/--lam/--method/--coding belong to --form thesis"),
+    (["--form", "auto", "--cv", "1"], r"--cv: expected an integer >= 2"),
+    (["--form", "hybrid", "--network", "lenet5", "--fixed", "stride"], r"--fixed: expected key=value pairs"),
+])
+def test_cli_fit_form_flags_bad_input(capsys, csvs, args, match):
+    import re
+
+    out = _fit(capsys, csvs, *args)
+    assert out.returncode == 2 and out.stderr.startswith("perfkit: error: ") and re.search(match, out.stderr), \
+        out.stderr
+    assert not (csvs / "m.json").exists()
+
+
+def test_cli_unknown_form_is_refused(capsys, csvs):
+    with pytest.raises(SystemExit) as exc:
+        _fit(capsys, csvs, "--form", "cubic")
+    assert exc.value.code == 2 and "invalid choice: 'cubic'" in capsys.readouterr().err
+
+
+def test_cli_interval_outside_0_1_and_uncalibrated_model(capsys, csvs):
+    assert _fit(capsys, csvs, "--seeds", "1").returncode == 0  # thesis form, no calibration
+    for bad in ("0", "1", "1.5", "-0.2", "nan"):
+        r = _run(capsys, "predict", csvs / "m.json", csvs / "configs.csv", "--interval", bad)
+        assert r.returncode == 2 and "--interval: expected a coverage strictly between 0 and 1" in r.stderr
+    r = _run(capsys, "predict", csvs / "m.json", csvs / "configs.csv", "--interval", "0.9")
+    assert r.returncode == 2 and "saved without interval calibration" in r.stderr and "--calibrate" in r.stderr
+    r = _run(capsys, "whatif", csvs / "m.json", "--base", csvs / "configs.csv", "--vary", "gpus")
+    assert r.returncode == 2 and "--vary: expected column=v1,v2" in r.stderr
+
+
+def test_cli_fit_hybrid_on_measured_lenet_rows(capsys, lenet, tmp_path):
+    X, y = lenet
+    X.assign(epoch_time=y).to_csv(tmp_path / "l.csv", index=False)
+    out = _run(capsys, "fit", tmp_path / "l.csv", "--target", "epoch_time", "--numeric", ",".join(LENET["numeric"]),
+               "--categorical", ",".join(LENET["categorical"]), "--extrinsic", "batch_size,workers",
+               "--form", "hybrid", "--network", "lenet5", "--cv", "3", "--out", tmp_path / "h.json")
+    assert out.returncode == 0, out.stderr
+    assert "HybridModel on the analytic costs of 'lenet5'" in out.stdout
+    assert isinstance(load_model(tmp_path / "h.json").estimator_, HybridModel)
