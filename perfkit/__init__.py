@@ -48,7 +48,10 @@ if TYPE_CHECKING:  # the real imports, for readers and linters; at run time each
     from .model.fitting import choose_lambda_cv, fit_repeated, regularisation_sweep
     from .model.forms import LogLinearModel
     from .model.generic import GenericPerformanceModel
+    from .model.hybrid import HybridModel
     from .model.intervals import ConformalRegressor, coverage_of
+    from .model.persist import load_model
+    from .model.search import make_form, search_forms
     from .model.lif import fit_lif_regression, lif_from_worker_times
     from .model.metrics import mae, mape, mse, r2, regression_report, rmse
     from .report.output import savefig, savetable, use_style
@@ -71,6 +74,9 @@ _EXPORTS = {
     **dict.fromkeys(["make_baseline", "compare_models", "train_test_split_frame"], "model.baselines"),
     # beyond the thesis: a power law in log space, conformal intervals
     "LogLinearModel": "model.forms",
+    "HybridModel": "model.hybrid",
+    **dict.fromkeys(["search_forms", "make_form"], "model.search"),
+    "load_model": "model.persist",
     **dict.fromkeys(["ConformalRegressor", "coverage_of"], "model.intervals"),
     # Chapter 3: LIF regression (eq. 3.9)
     **dict.fromkeys(["fit_lif_regression", "lif_from_worker_times"], "model.lif"),
@@ -85,6 +91,7 @@ _SUBPACKAGES = ("measure", "data", "model", "chapters", "report", "cli")
 __all__ = [
     "ConformalRegressor",
     "GenericPerformanceModel",
+    "HybridModel",
     "LogLinearModel",
     "check_geometry",
     "choose_lambda_cv",
@@ -101,10 +108,12 @@ __all__ = [
     "lif_from_worker_times",
     "list_thesis_tables",
     "load_imbalance_factor",
+    "load_model",
     "load_thesis_table",
     "machine_info",
     "mae",
     "make_baseline",
+    "make_form",
     "mape",
     "mse",
     "r2",
@@ -114,6 +123,7 @@ __all__ = [
     "sample_configs",
     "savefig",
     "savetable",
+    "search_forms",
     "speedup",
     "speedup_pipelined",
     "train_test_split_frame",

@@ -72,7 +72,7 @@ def test_hybrid_modifiers_regimes_and_json_round_trip(lenet, tmp_path):
 @pytest.mark.parametrize("kw, match", [
     (dict(network="vgg"), r"network: expected one of \[.*'lenet5'"),
     (dict(modifiers={"disk": ["workers"]}), r"modifiers: unknown cost 'disk'"),
-    (dict(modifiers={"compute": ["colour"]}), r"modifiers\['compute'\]: 'colour' is not a categorical"),
+    (dict(modifiers={"compute": ["colour"]}), r"modifiers\['compute'\]: 'colour' is not a column of the model"),
     (dict(regimes=["batch_size"]), r"regimes: 'batch_size' is not 'column=value'"),
     (dict(n_train=0), r"n_train: expected 'auto', None or an integer >= 1"),
 ])

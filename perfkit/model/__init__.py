@@ -6,7 +6,9 @@
 - :mod:`.baselines`: random forest and SVR; :mod:`.lif`: the eq. 3.9 regression;
 - :mod:`.scaling`: scaling exponents; :mod:`.metrics`: MAPE (4.13), R² (3.10-3.12) and others;
 - :mod:`.forms`: model forms beyond the thesis (a power law fitted in log space, with interactions);
-  :mod:`.intervals`: conformal prediction intervals for any of them;
+  :mod:`.costs`: analytic costs (FLOPs, activations, parameters) of every network the harness measures, and
+  :mod:`.hybrid`: the form that fits rates to them; :mod:`.search`: which form, by cross-validation;
+  :mod:`.intervals`: conformal prediction intervals for any of them; :mod:`.persist`: one loader of saved models;
 - :mod:`.validation`: the input checks every model runs.
 """
 from __future__ import annotations
@@ -17,7 +19,7 @@ from .._lazy import attach
 
 if TYPE_CHECKING:  # the real imports, for readers and linters; at run time each loads on first use
     from . import equations, metrics, generic, engines, fitting, baselines, lif, phases, scaling, validation
-    from . import forms, intervals
+    from . import forms, intervals, costs, hybrid, search, persist
     from .equations import evaluate, iteration_time_multi, iteration_time_pipelined, iteration_time_sgd, iteration_time_single, iteration_time_ssgd, load_imbalance_factor, speedup, speedup_pipelined
     from .metrics import mae, mape, mse, r2, regression_report, rmse
     from .generic import GenericPerformanceModel
@@ -29,6 +31,10 @@ if TYPE_CHECKING:  # the real imports, for readers and linters; at run time each
     from .validation import validate_frame, validate_target
     from .forms import LogLinearModel
     from .intervals import ConformalRegressor, ExtrapolationWarning, coverage_of
+    from .costs import add_costs, network_costs
+    from .hybrid import HybridModel
+    from .search import make_form, search_forms
+    from .persist import load_model
 
 #: public name → the module that defines it
 _EXPORTS = {
@@ -67,17 +73,25 @@ _EXPORTS = {
     "ConformalRegressor": "intervals",
     "ExtrapolationWarning": "intervals",
     "coverage_of": "intervals",
+    "add_costs": "costs",
+    "network_costs": "costs",
+    "HybridModel": "hybrid",
+    "search_forms": "search",
+    "make_form": "search",
+    "load_model": "persist",
 }
 _SUBMODULES = ('equations', 'metrics', 'generic', 'engines', 'fitting', 'baselines', 'lif', 'phases', 'scaling', 'validation',
-               'forms', 'intervals')
+               'forms', 'intervals', 'costs', 'hybrid', 'search', 'persist')
 
 __all__ = [
     "ConformalRegressor",
     "ENGINES",
     "ExtrapolationWarning",
     "GenericPerformanceModel",
+    "HybridModel",
     "LogLinearModel",
     "RepeatedFit",
+    "add_costs",
     "choose_lambda_cv",
     "compare_models",
     "core_bound",
@@ -92,15 +106,19 @@ __all__ = [
     "iteration_time_ssgd",
     "lif_from_worker_times",
     "load_imbalance_factor",
+    "load_model",
     "mae",
     "make_baseline",
+    "make_form",
     "mape",
     "mse",
+    "network_costs",
     "r2",
     "regression_report",
     "regularisation_sweep",
     "rmse",
     "scaling_power",
+    "search_forms",
     "speedup",
     "speedup_pipelined",
     "train_test_split_frame",
@@ -119,6 +137,10 @@ __all__ = [
     "validation",
     "forms",
     "intervals",
+    "costs",
+    "hybrid",
+    "search",
+    "persist",
 ]
 
 

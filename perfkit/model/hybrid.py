@@ -101,6 +101,9 @@ def hybrid_variants(network: str, roles: dict) -> list[tuple[dict, str]]:
             regime_mods = {k: v + ([reg] if k in ("compute", "step") else []) for k, v in mods.items()}
             regime_mods.setdefault("compute", [reg])
             out.append((dict(modifiers=regime_mods, regimes=[reg]), "+ a regime at the smallest batch"))
+            if "num_filters" in roles.get("numeric", []):  # a narrow layer computes at a lower rate per FLOP
+                wide = {k: v + (["num_filters"] if k in ("compute", "step") else []) for k, v in regime_mods.items()}
+                out.append((dict(modifiers=wide, regimes=[reg]), "+ regime + rates by width (num_filters)"))
     return out
 
 
@@ -184,13 +187,13 @@ class HybridModel(RegressorMixin, BaseEstimator):
         mods = {} if self.modifiers is None else self.modifiers
         if not isinstance(mods, dict):
             raise ValueError(f"modifiers: expected a dict of cost -> columns, got {self.modifiers!r}")
-        known = set(cat) | set(ext) | set(regimes)
+        known = set(num) | set(cat) | set(ext) | set(regimes)
         for cost, cols in mods.items():
             if cost not in COSTS:
                 raise ValueError(f"modifiers: unknown cost {cost!r}; expected one of {list(COSTS)}")
             for c in column_list(f"modifiers[{cost!r}]", cols):
                 if c not in known:
-                    raise ValueError(f"modifiers[{cost!r}]: {c!r} is not a categorical/extrinsic column or a regime "
+                    raise ValueError(f"modifiers[{cost!r}]: {c!r} is not a column of the model or a regime "
                                      f"({sorted(known)})")
         if not (self.n_train in ("auto", None) or (isinstance(self.n_train, int) and not isinstance(self.n_train, bool)
                                                      and self.n_train >= 1)):
