@@ -253,21 +253,25 @@ def bench_search(sizes, forms, limit) -> dict:
     return out
 
 
-def bench_single(sizes, limit) -> dict:
+def bench_single(sizes, limit, which=None, old=None) -> dict:
+    """One fit per candidate; ``which`` (indices) refits only those and keeps the other rows of ``old``."""
     from perfkit.model.search import form_candidates
     from perfkit.schema import ROLES
 
     cands = form_candidates("auto", **ROLES["ch4"], network=NETWORK, random_state=SEED)
     out = {}
     for n in sizes:
-        rows = []
+        kept = {r["index"]: r for r in (old or {}).get(str(n), {}).get("rows", []) if r["index"] < len(cands)}
         for i, c in enumerate(cands):
+            if which is not None and i not in which:
+                continue
             r = run_child(["single", str(n), str(i)], limit)
-            r = dict(r, index=i, form=c.form, terms=c.terms)
-            rows.append(r)
+            # the child's own form and terms where it ran; the parent's where it was stopped
+            r = {"form": c.form, "terms": c.terms, **r, "index": i, "limit_s": limit, "machine": machine_info()}
+            kept[i] = r
             took = f"> {limit:.0f} s (killed)" if r.get("timed_out") else f"{r.get('wall_s', float('nan')):.1f} s"
-            print(f"  single {n:7d} rows, {c.form:9s} {c.terms[:55]:55s} {took}", flush=True)
-        out[str(n)] = dict(rows=rows, limit_s=limit, machine=machine_info())
+            print(f"  single {n:7d} rows, {r['form']:9s} {r['terms'][:55]:55s} {took}", flush=True)
+        out[str(n)] = dict(rows=[kept[i] for i in sorted(kept)])
     return out
 
 
@@ -303,12 +307,13 @@ def _markdown(res: dict) -> str:
                   "| rows | forms | wall s | CPU s | CV fits s (Σ candidates) | refit s | chosen (CV MAPE %) | "
                   "best (CV MAPE %) | peak RSS MiB (tree / parent) | load | other CPU | target |",
                   "|---|---|---|---|---|---|---|---|---|---|---|---|"]
-        for n in sorted(res["search"], key=int):
-            r = res["search"][n]
+        runs = [(n, e, True) for n in res["search"] for e in res["search"][n].get("earlier", [])]
+        runs += [(n, res["search"][n], False) for n in res["search"]]
+        for n, r, earlier in sorted(runs, key=lambda t: (int(t[0]), not t[2])):
             forms = r["forms"] if isinstance(r["forms"], str) else " ".join(r["forms"])
-            target = ""
+            target = "(earlier run) " if earlier else ""
             if int(n) == TARGET_ROWS:
-                target = "< 30 s: " + ("—" if "wall_s" not in r else ("**met**" if r["wall_s"] < TARGET_SECONDS
+                target += "< 30 s: " + ("—" if "wall_s" not in r else ("**met**" if r["wall_s"] < TARGET_SECONDS
                                                                        else "**not met**"))
             if r.get("timed_out"):
                 lines.append(f"| {int(n):,} | {forms} | > {r['limit_s']:.0f} (stopped) | | | | | | | {_load(r)} | | "
@@ -345,18 +350,20 @@ def _markdown(res: dict) -> str:
                   "Each candidate fitted once, serially, on fold 0's training rows (4/5 of the rows), in its own "
                   "process with a time limit; a search makes 5 such fits per candidate (two at a time on 2 cores), "
                   "plus 6 of the chosen one.", "",
-                  "| rows | form | terms | fit s | CPU s | fold-0 MAPE % | peak RSS MiB | load |", "|---|---|---|---|---|---|---|---|"]
+                  "| rows | form | terms | fit s | CPU s | fold-0 MAPE % | peak RSS MiB | load | other CPU |",
+                  "|---|---|---|---|---|---|---|---|---|"]
         for n in sorted(res["single"], key=int):
             s = res["single"][n]
             for r in s["rows"]:
                 if r.get("timed_out"):
                     lines.append(f"| {int(n):,} | {r['form']} | {r['terms']} | > {r['limit_s']:.0f} (stopped) | | | | "
-                                 f"{_load(r)} |")
+                                 f"{_load(r)} | |")
                 elif r.get("failed"):
-                    lines.append(f"| {int(n):,} | {r['form']} | {r['terms']} | failed | | | | |")
+                    lines.append(f"| {int(n):,} | {r['form']} | {r['terms']} | failed | | | | | |")
                 else:
                     lines.append(f"| {int(n):,} | {r['form']} | {r['terms']} | {r['wall_s']:.1f} | {r['cpu_s']:.1f} | "
-                                 f"{r['fold0_mape']:.2f} | {r['peak_rss_tree_mib']:.0f} | {_load(r)} |")
+                                 f"{r['fold0_mape']:.2f} | {r['peak_rss_tree_mib']:.0f} | {_load(r)} | "
+                                 f"{r['other_cpu_cores']:.2f} |")
         lines.append("")
     return "\n".join(lines)
 
@@ -369,6 +376,8 @@ def main(argv=None):
     ap.add_argument("--sizes", nargs="*", type=int, default=None, help=f"rows of the search (default {SIZES})")
     ap.add_argument("--forms", nargs="*", default=["auto"], help="forms of the search (default auto)")
     ap.add_argument("--single-sizes", nargs="*", type=int, default=[100000])
+    ap.add_argument("--candidates", nargs="*", type=int, default=None,
+                    help="single: only these candidate indices (the others' earlier rows are kept)")
     ap.add_argument("--limit", type=float, default=600.0, help="seconds per measurement before it is stopped")
     ap.add_argument("--child", nargs="*", help=argparse.SUPPRESS)
     ap.add_argument("--child-out", help=argparse.SUPPRESS)
@@ -390,9 +399,16 @@ def main(argv=None):
     res["noise"] = measured_noise()
     if "search" in only:
         # a partial run updates its sizes and keeps the others (each size records its own machine info)
-        res["search"] = {**res.get("search", {}), **bench_search(sizes, args.forms, args.limit)}
+        new = bench_search(sizes, args.forms, args.limit)
+        # a re-measured size keeps its earlier results under "earlier" (the load differs from run to run)
+        for n, r in new.items():
+            prev = res.get("search", {}).get(n)
+            if prev is not None:
+                r["earlier"] = prev.pop("earlier", []) + [prev]
+        res["search"] = {**res.get("search", {}), **new}
     if "single" in only:
-        res["single"] = {**res.get("single", {}), **bench_single(args.single_sizes, args.limit)}
+        res["single"] = {**res.get("single", {}),
+                         **bench_single(args.single_sizes, args.limit, args.candidates, res.get("single"))}
     OUT.mkdir(exist_ok=True)
     path.write_text(json.dumps(res, indent=1, default=float) + "\n")
     path.with_suffix(".md").write_text(_markdown(res) + "\n")

@@ -115,6 +115,15 @@ def test_search_forms_table_choice_and_intervals():
     assert "<- chosen" in s.summary() and "one standard error" in s.summary()
 
 
+def test_search_reuses_its_folds_for_the_intervals_exactly():
+    """The search's fold models give the same CV+ intervals as calibrating the chosen form from scratch."""
+    X, y = _data(n=120, noise=0.05)
+    s = search_forms(X, y, **ROLES, forms=["loglinear"], cv=4, random_state=3)
+    fresh = ConformalRegressor(s.candidates[s.chosen].estimator, n_splits=4, random_state=3).fit(X, y)
+    assert np.array_equal(s.model_.scores_, fresh.scores_) and np.array_equal(s.model_.fold_, fresh.fold_)
+    assert s.predict_interval(X.head(10), 0.9).equals(fresh.predict_interval(X.head(10), 0.9))
+
+
 def test_search_forms_bad_input_names_the_parameter():
     X, y = _data(n=40)
     with pytest.raises(ValueError, match=r"form: unknown form 'cubic'; expected 'auto' or one of"):

@@ -161,17 +161,7 @@ class ConformalRegressor(RegressorMixin, BaseEstimator):
         y = validate_target(y, X, positive=True)
         n = len(X)
         start = time.perf_counter()
-        num, cat = self._roles(X)
-        self.ranges_ = {}
-        for c in num:
-            if c not in X.columns:
-                raise missing_column_error(X, c, "numeric")
-            v = numeric_column(X, c, "numeric")
-            self.ranges_[c] = (float(v.min()), float(v.max()))
-        for c in cat:
-            if c not in X.columns:
-                raise missing_column_error(X, c, "categorical")
-        self.levels_ = {c: list(dict.fromkeys(X[c].tolist())) for c in cat}
+        num, cat = self._record_ranges(X)
         if self.method == "cv+":
             from sklearn.model_selection import KFold
 
@@ -190,11 +180,7 @@ class ConformalRegressor(RegressorMixin, BaseEstimator):
                 fold[te[seen]] = i
                 self.estimators_.append(model)
             self.estimator_ = clone(self.estimator).fit(X, y)
-            scored = fold >= 0
-            if not scored.any():
-                raise ValueError("X: no row could be scored: every held-out row has a category level its fold lacks")
-            self.scores_ = np.abs(np.log(y[scored]) - np.log(pred[scored]))
-            self.fold_ = fold[scored]
+            self._set_scores(y, pred, fold)
         else:
             n_cal = int(math.ceil(float(self.calibration) * n))
             if n_cal < 1 or n - n_cal < 2:
@@ -207,6 +193,56 @@ class ConformalRegressor(RegressorMixin, BaseEstimator):
             pred = _positive_predictions(self.estimator_, X.iloc[cal])
             self.scores_ = np.abs(np.log(y[cal]) - np.log(pred))
             self.fold_ = np.zeros(n_cal, dtype=int)
+        self.n_calibration_ = len(self.scores_)
+        self.fit_time_ = time.perf_counter() - start
+        return self
+
+    def _record_ranges(self, X):
+        """Fitted min–max of the numeric columns and levels of the categorical ones (the extrapolation guard)."""
+        num, cat = self._roles(X)
+        self.ranges_ = {}
+        for c in num:
+            if c not in X.columns:
+                raise missing_column_error(X, c, "numeric")
+            v = numeric_column(X, c, "numeric")
+            self.ranges_[c] = (float(v.min()), float(v.max()))
+        for c in cat:
+            if c not in X.columns:
+                raise missing_column_error(X, c, "categorical")
+        self.levels_ = {c: list(dict.fromkeys(X[c].tolist())) for c in cat}
+        return num, cat
+
+    def _set_scores(self, y, pred, fold):
+        scored = fold >= 0
+        if not scored.any():
+            raise ValueError("X: no row could be scored: every held-out row has a category level its fold lacks")
+        self.scores_ = np.abs(np.log(y[scored]) - np.log(pred[scored]))
+        self.fold_ = fold[scored]
+
+    def _fit_from_folds(self, X, y, folds, models, predictions, seen):
+        """CV+ from fold models fitted elsewhere (:func:`perfkit.model.search.search_forms` has them already).
+
+        ``folds`` are the (train, test) index pairs of ``KFold(n_splits, shuffle=True, random_state)`` on X,
+        ``models`` the fitted fold models, ``predictions`` their predictions for the test rows that ``seen``
+        (one mask per fold) marks. Only the model on all rows is fitted here.
+        """
+        from sklearn.base import clone
+
+        self._settings()
+        y = validate_target(y, X, positive=True)
+        start = time.perf_counter()
+        self._record_ranges(X)
+        fold, pred = np.full(len(X), -1, dtype=int), np.ones(len(X))
+        for i, ((_, te), ok, p) in enumerate(zip(folds, seen, predictions)):
+            p = np.asarray(p, dtype=float)
+            bad = ~(np.isfinite(p) & (p > 0))
+            if bad.any():
+                raise ValueError(f"estimator: fold {i} predicts {p[bad][0]:g}, not a finite time > 0; intervals on "
+                                 "the relative error need positive predictions")
+            pred[te[ok]], fold[te[ok]] = p, i
+        self.estimators_ = list(models)
+        self.estimator_ = clone(self.estimator).fit(X, y)
+        self._set_scores(y, pred, fold)
         self.n_calibration_ = len(self.scores_)
         self.fit_time_ = time.perf_counter() - start
         return self
