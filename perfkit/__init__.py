@@ -52,6 +52,7 @@ if TYPE_CHECKING:  # the real imports, for readers and linters; at run time each
     from .model.intervals import ConformalRegressor, coverage_of
     from .model.persist import load_model
     from .model.search import make_form, search_forms
+    from .model.whatif import whatif
     from .model.lif import fit_lif_regression, lif_from_worker_times
     from .model.metrics import mae, mape, mse, r2, regression_report, rmse
     from .report.output import savefig, savetable, use_style
@@ -77,6 +78,7 @@ _EXPORTS = {
     "HybridModel": "model.hybrid",
     **dict.fromkeys(["search_forms", "make_form"], "model.search"),
     "load_model": "model.persist",
+    "whatif": "model.whatif",
     **dict.fromkeys(["ConformalRegressor", "coverage_of"], "model.intervals"),
     # Chapter 3: LIF regression (eq. 3.9)
     **dict.fromkeys(["fit_lif_regression", "lif_from_worker_times"], "model.lif"),
@@ -128,6 +130,7 @@ __all__ = [
     "speedup_pipelined",
     "train_test_split_frame",
     "use_style",
+    "whatif",
     "data_dir",
     "figures_dir",
     "repo_root",

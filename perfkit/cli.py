@@ -552,11 +552,11 @@ def _cmd_whatif(args) -> None:
     """``perfkit whatif``: one configuration, one column varied; a table (and a figure) of time, speedup, efficiency."""
     import warnings
 
-    import numpy as np
     import pandas as pd
 
     from ._io import atomic_write, check_input_file, check_output, read_csv
     from .model.persist import load_model
+    from .model.whatif import whatif
 
     _check_interval(args.interval)
     col, sep, values = args.vary.partition("=")
@@ -576,18 +576,11 @@ def _cmd_whatif(args) -> None:
         if not 0 <= args.row < len(frame):
             raise ValueError(f"--row: {args.base} has rows 0 to {len(frame) - 1}, not {args.row}")
         base = frame.iloc[args.row].to_dict()
-    rows = pd.DataFrame([dict(base, **{col: v}) for v in grid])
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        iv = model.predict_interval(rows, args.interval)
+        table = whatif(model, base, col, grid, args.interval)
     _print_warnings(caught)
-    table = pd.DataFrame({col: grid, "predicted": iv["predicted"].to_numpy(), "lower": iv["lower"].to_numpy(),
-                          "upper": iv["upper"].to_numpy(), "extrapolated": iv["extrapolated"].to_numpy()})
-    t0 = table["predicted"].iloc[0]
-    table["speedup"] = t0 / table["predicted"]
-    numeric = all(isinstance(v, (int, float)) for v in grid)
-    if numeric:
-        table["efficiency"] = table["speedup"] / (np.asarray(grid, dtype=float) / float(grid[0]))
+    numeric = "efficiency" in table.columns
     with pd.option_context("display.width", 160, "display.float_format", "{:.4g}".format):
         print(f"what if {col} = {', '.join(map(str, grid))}  ({int(100 * args.interval)} % intervals; speedup "
               f"relative to {col} = {grid[0]}{'; efficiency = speedup / (' + col + ' ratio)' if numeric else ''})")

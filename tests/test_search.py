@@ -196,6 +196,27 @@ def test_cli_fit_loglinear_predict_with_intervals_and_whatif(capsys, csvs):
     assert w.returncode == 0 and "efficiency" in w.stdout, w.stderr
 
 
+def test_whatif_in_python_speedup_efficiency_and_extrapolation():
+    import warnings
+
+    from perfkit.model.intervals import ExtrapolationWarning
+    from perfkit.model.whatif import whatif
+
+    X, y = _data(n=120, noise=0.05)
+    m = ConformalRegressor(search_forms.__globals__["make_form"]("loglinear", **ROLES), n_splits=3).fit(X, y)
+    base = dict(kernel=3.0, filters=8.0, act="relu", batch=32.0)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        t = whatif(m, base, "gpus", [1, 2, 3, 6])
+    assert any(issubclass(w.category, ExtrapolationWarning) for w in caught)
+    assert t["extrapolated"].tolist() == [False, False, False, True]
+    assert t["speedup"].iloc[1] == pytest.approx(t["predicted"].iloc[0] / t["predicted"].iloc[1])
+    assert t["efficiency"].iloc[3] == pytest.approx(t["speedup"].iloc[3] / 6)
+    assert (t["lower"] <= t["upper"]).all()
+    with pytest.raises(ValueError, match=r"model: it has no predict_interval"):
+        whatif(m.estimator_, base, "gpus", [1, 2])
+
+
 def test_cli_fit_auto_prints_the_candidates(capsys, csvs):
     out = _fit(capsys, csvs, "--form", "auto", "--cv", "3")
     assert out.returncode == 0, out.stderr

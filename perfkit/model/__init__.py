@@ -3,12 +3,12 @@
 - :mod:`.equations`: Chapter 3, eqs. 3.1-3.8; :mod:`.phases` applies them to phase tables;
 - :mod:`.generic`: the generic performance model (eq. 4.4), a scikit-learn estimator, with its
   engines as plain functions in :mod:`.engines`; :mod:`.fitting`: repeated fits and λ sweeps;
-- :mod:`.baselines`: random forest and SVR; :mod:`.lif`: the eq. 3.9 regression;
+- :mod:`.baselines`: random forest, SVR and gradient boosting; :mod:`.lif`: the eq. 3.9 regression;
 - :mod:`.scaling`: scaling exponents; :mod:`.metrics`: MAPE (4.13), R² (3.10-3.12) and others;
 - :mod:`.forms`: model forms beyond the thesis (a power law fitted in log space, with interactions);
   :mod:`.costs`: analytic costs (FLOPs, activations, parameters) of every network the harness measures, and
   :mod:`.hybrid`: the form that fits rates to them; :mod:`.search`: which form, by cross-validation;
-  :mod:`.intervals`: conformal prediction intervals for any of them; :mod:`.persist`: one loader of saved models;
+  :mod:`.intervals`: conformal prediction intervals for any of them; :mod:`.persist`: one loader of saved models; :mod:`.whatif`: one column varied;
 - :mod:`.validation`: the input checks every model runs.
 """
 from __future__ import annotations
@@ -35,6 +35,7 @@ if TYPE_CHECKING:  # the real imports, for readers and linters; at run time each
     from .hybrid import HybridModel
     from .search import make_form, search_forms
     from .persist import load_model
+    from .whatif import whatif
 
 #: public name → the module that defines it
 _EXPORTS = {
@@ -79,9 +80,10 @@ _EXPORTS = {
     "search_forms": "search",
     "make_form": "search",
     "load_model": "persist",
+    "whatif": "whatif",
 }
 _SUBMODULES = ('equations', 'metrics', 'generic', 'engines', 'fitting', 'baselines', 'lif', 'phases', 'scaling', 'validation',
-               'forms', 'intervals', 'costs', 'hybrid', 'search', 'persist')
+               'forms', 'intervals', 'costs', 'hybrid', 'search', 'persist', 'whatif')
 
 __all__ = [
     "ConformalRegressor",
@@ -125,6 +127,7 @@ __all__ = [
     "validate_frame",
     "validate_target",
     "volume_exponents",
+    "whatif",
     "equations",
     "metrics",
     "generic",
@@ -141,6 +144,7 @@ __all__ = [
     "hybrid",
     "search",
     "persist",
+    "whatif",
 ]
 
 
