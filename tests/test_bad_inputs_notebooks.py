@@ -8,14 +8,14 @@ import re
 import pandas as pd
 import pytest
 
-from perfkit.chapters import ch3, ch4, ch5
+from perfkit.chapters import ch3, ch4, ch5, ch6
 from perfkit.chapters import notebooks as nbs
 from perfkit.chapters.result import ParameterError
 from perfkit.schema import repo_root
 
 CH3_CSV = "data/measured/pytorch-cpu/ch3_phases.csv"
 CH4_CSV = "data/measured/pytorch-cpu/ch4_lenet5.csv"
-MODULES = {"ch3": ch3, "ch4": ch4, "ch5": ch5}
+MODULES = {"ch3": ch3, "ch4": ch4, "ch5": ch5, "ch6": ch6}
 
 
 @pytest.fixture(scope="module")
@@ -93,6 +93,21 @@ BAD = [
     ("ch5", dict(ch4_dataset="data"), "ch4_dataset", "is a folder"),
     ("ch5", dict(ch4_dataset="{tmp}/ch4_short.csv"), "n_fit", 'give ch4_dataset="" to skip the comparison'),
     ("ch5", dict(figures_dir="{tmp}/notes.txt"), "figures_dir", "is a file"),
+    ("ch6", dict(datasets=["ch4", "ch7"]), "datasets", "item 'ch7'"),
+    ("ch6", dict(datasets=[]), "datasets", "non-empty"),
+    ("ch6", dict(datasets=["ch4", "ch4"]), "datasets", "repeats"),
+    ("ch6", dict(ch4_dataset="no/such/file.csv"), "ch4_dataset", "not found"),
+    ("ch6", dict(ch4_dataset="{tmp}/ch4_short.csv"), "ch4_dataset", "has 300 usable rows (status ok), fewer than"),
+    ("ch6", dict(ch5_dataset=CH4_CSV), "ch5_dataset", "has no column"),
+    ("ch6", dict(target="runtime"), "target", "is not a column of"),
+    ("ch6", dict(split_seed=-1), "split_seed", "integer >= 0"),
+    ("ch6", dict(forms=["symbolic"]), "forms", "'symbolic'"),
+    ("ch6", dict(forms=["hybrid"]), "forms", "leaves no form for lambda"),
+    ("ch6", dict(cv=1), "cv", "integer >= 2"),
+    ("ch6", dict(whatif_workers=[0, 1]), "whatif_workers", "item 0"),
+    ("ch6", dict(extrap_results="benchmarks"), "extrap_results", "is a folder"),
+    ("ch6", dict(n_jobs=0), "n_jobs", "-1"),
+    ("ch6", dict(figures_dir="{tmp}/notes.txt"), "figures_dir", "is a file"),
 ]
 
 

@@ -37,6 +37,7 @@ def test_notebook_cells_only_call_display_and_explain(chapter):
             for c in nb["cells"] if c["cell_type"] == "code"]
     for src in code:
         src = re.sub(r"#.*", "", src)  # comments may say "lambda"
+        src = re.sub(r'"[^"\n]*"', '""', src)  # so may strings (Chapter 6's dataset "lambda")
         assert not re.search(r"^\s*(def|class|lambda)\b|\blambda\b", src, re.M), src
         assert "Ledger" not in src and "judge" not in src and ".add(" not in src, src
         assert "matplotlib.use" not in src and "plt.show" not in src, src

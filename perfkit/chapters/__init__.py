@@ -15,15 +15,17 @@ from .._lazy import attach
 from .result import ChapterResult, ParameterError, make_params
 
 if TYPE_CHECKING:  # real imports for readers and linters; at run time the chapter modules load on first use
-    from . import ch3, ch4, ch5
+    from . import ch3, ch4, ch5, ch6
 
-__all__ = ["CHAPTERS", "ChapterResult", "ParameterError", "make_params", "chapter_module", "findings", "ch3", "ch4", "ch5"]
+__all__ = ["CHAPTERS", "ChapterResult", "ParameterError", "make_params", "chapter_module", "findings", "ch3", "ch4", "ch5",
+           "ch6"]
 
 #: chapter key → (module under perfkit.chapters, notebook under notebooks/)
 CHAPTERS: dict[str, tuple[str, str]] = {
     "ch3": ("ch3", "ch3_sgd_phase_model.ipynb"),
     "ch4": ("ch4", "ch4_generic_model.ipynb"),
     "ch5": ("ch5", "ch5_resattnet3d.ipynb"),
+    "ch6": ("ch6", "ch6_beyond_the_thesis.ipynb"),
 }
 
 
@@ -36,7 +38,7 @@ def chapter_module(chapter: str):
 
 def findings(results) -> str:
     """Markdown of the ``summary`` reading of each :class:`ChapterResult` in ``results``."""
-    titles = {"ch3": "Chapter 3", "ch4": "Chapter 4", "ch5": "Chapter 5"}
+    titles = {"ch3": "Chapter 3", "ch4": "Chapter 4", "ch5": "Chapter 5", "ch6": "Chapter 6 (beyond the thesis)"}
     return "\n\n".join(f"**{titles.get(r.chapter, r.chapter)}.** {r.readings['summary']}" for r in results) + "\n"
 
 
