@@ -420,33 +420,14 @@ def read_extrap(path, splits: dict) -> dict:
 
 # ------------------------------------------------------------------------------------ what-if
 def whatif_table(model, base, workers, coverage: float = COVERAGE):
-    """Predicted time with its interval, speedup and efficiency as the worker count of ``base`` varies.
-
-    ``model`` has ``predict_interval`` (a :class:`~perfkit.model.ConformalRegressor`); ``base`` is one
-    configuration (a dict); speedup and efficiency are relative to the first count of ``workers``. The time
-    interval is the model's; the speedup interval joins the two time intervals, [lower(w₀)/upper(w),
-    upper(w₀)/lower(w)]: both times inside their 90 % intervals, so it covers at least 80 % (conservative,
-    as the two errors of one configuration are correlated). ``extrapolated``: the count lies outside the
-    worker counts fitted (no coverage guarantee).
-    """
-    import pandas as pd
-
+    """:func:`perfkit.model.whatif.whatif` over the worker counts ``workers`` (integers), without its
+    extrapolation warning (the table marks those rows; the chapter reads them)."""
     from ..model.intervals import ExtrapolationWarning
+    from ..model.whatif import whatif
 
-    w = [int(v) for v in workers]
-    rows = pd.DataFrame([dict(base, workers=v) for v in w])
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ExtrapolationWarning)
-        iv = model.predict_interval(rows, coverage)
-    t, lo, hi = (iv[c].to_numpy(dtype=float) for c in ("predicted", "lower", "upper"))
-    ratio = np.asarray(w, dtype=float) / w[0]
-    speed = t[0] / t
-    s_lo, s_hi = lo[0] / hi, hi[0] / lo
-    s_lo[0] = s_hi[0] = 1.0  # the reference itself
-    return pd.DataFrame({"workers": w, "predicted": t, "lower": lo, "upper": hi,
-                         "extrapolated": iv["extrapolated"].to_numpy(dtype=bool), "speedup": speed,
-                         "speedup_lower": s_lo, "speedup_upper": s_hi, "efficiency": speed / ratio,
-                         "efficiency_lower": s_lo / ratio, "efficiency_upper": s_hi / ratio})
+        return whatif(model, base, "workers", [int(v) for v in workers], coverage)
 
 
 def _median_base(s: Split) -> dict:
@@ -660,36 +641,9 @@ def _plot_heldout(table, datasets):
 
 def _plot_whatif(table, ds, model_name, base_text):
     """Figs. 6.2-6.3: predicted epoch time, speedup and efficiency against workers, with intervals."""
-    from ..report import plots
+    from ..report.plots import whatif_figure
 
-    fig, axes = plots.new_figure(1, 3, figsize=(10.5, 3.4))
-    w = table["workers"].to_numpy(dtype=float)
-    ext = table["extrapolated"].to_numpy(dtype=bool)
-    panels = (("predicted", "lower", "upper", "predicted epoch time (s)"),
-              ("speedup", "speedup_lower", "speedup_upper", f"speedup over {int(w[0])} worker(s)"),
-              ("efficiency", "efficiency_lower", "efficiency_upper", "efficiency"))
-    for ax, (col, lo, hi, label) in zip(axes, panels):
-        y = table[col].to_numpy(dtype=float)
-        ax.fill_between(w, table[lo], table[hi], color="#1f78b4", alpha=0.2, lw=0, label="90 % interval")
-        ax.plot(w, y, "-", color="#1f78b4", lw=1)
-        ax.plot(w[~ext], y[~ext], "o", color="#1f78b4", ms=4, label="within the fitted worker counts")
-        ax.plot(w[ext], y[ext], "o", mfc="white", color="#e31a1c", ms=4, label="extrapolated")
-        if col == "speedup":
-            ax.plot(w, w / w[0], ":", color="#555555", lw=1, label="ideal")
-        if col == "efficiency":
-            ax.axhline(1.0, ls=":", color="#555555", lw=1)
-        ax.set_xlabel("workers")
-        ax.set_ylabel(label)
-        ax.set_xticks(w)
-    from matplotlib.ticker import FuncFormatter
-
-    axes[0].set_yscale("log")
-    axes[0].yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
-    axes[0].yaxis.set_minor_formatter(FuncFormatter(
-        lambda v, _: f"{v:g}" if v > 0 and f"{v:.0e}"[0] in "25" else ""))
-    plots.legend_outside(axes[2])
-    fig.suptitle(f"what if: {DATASET_NAMES[ds]}, {model_name}\n{base_text}", fontsize=8)
-    return fig
+    return whatif_figure(table, "workers", title=f"what if: {DATASET_NAMES[ds]}, {model_name}\n{base_text}")
 
 
 # ------------------------------------------------------------------------------------------ formulas

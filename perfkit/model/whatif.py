@@ -28,8 +28,10 @@ def whatif(model, base: dict, column: str, values, coverage: float = 0.9):
     Returns
     -------
     pandas.DataFrame
-        ``column``, predicted, lower, upper, extrapolated, speedup (time at the first value / time), and,
-        when the values are numbers, efficiency (speedup / (value / first value)). The model's
+        ``column``, predicted, lower, upper, extrapolated, speedup (time at the first value / time) with
+        speedup_lower/upper ([lower₀/upper, upper₀/lower]: both times inside their intervals, so at least
+        1 − 2α coverage, conservative), and, when the values are numbers, efficiency (speedup / (value /
+        first value)) with efficiency_lower/upper. The model's
         :class:`~perfkit.model.intervals.ExtrapolationWarning` is passed on.
     """
     import pandas as pd
@@ -43,9 +45,16 @@ def whatif(model, base: dict, column: str, values, coverage: float = 0.9):
         raise ValueError(f"base: expected a dict of column -> value, got {type(base).__name__}")
     rows = pd.DataFrame([dict(base, **{column: v}) for v in grid])
     iv = model.predict_interval(rows, coverage)
-    table = pd.DataFrame({column: grid, "predicted": iv["predicted"].to_numpy(), "lower": iv["lower"].to_numpy(),
-                          "upper": iv["upper"].to_numpy(), "extrapolated": iv["extrapolated"].to_numpy()})
-    table["speedup"] = table["predicted"].iloc[0] / table["predicted"]
+    t, lo, hi = (iv[c].to_numpy(dtype=float) for c in ("predicted", "lower", "upper"))
+    table = pd.DataFrame({column: grid, "predicted": t, "lower": lo, "upper": hi,
+                          "extrapolated": iv["extrapolated"].to_numpy(dtype=bool)})
+    # the speedup's interval joins the two time intervals: both times inside their intervals (at least
+    # 1 − 2α together; conservative, as the two errors of one configuration are correlated)
+    speed, s_lo, s_hi = t[0] / t, lo[0] / hi, hi[0] / lo
+    s_lo[0] = s_hi[0] = 1.0  # the reference itself
+    table["speedup"], table["speedup_lower"], table["speedup_upper"] = speed, s_lo, s_hi
     if all(isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, bool) for v in grid):
-        table["efficiency"] = table["speedup"] / (np.asarray(grid, dtype=float) / float(grid[0]))
+        ratio = np.asarray(grid, dtype=float) / float(grid[0])
+        table["efficiency"], table["efficiency_lower"], table["efficiency_upper"] = \
+            speed / ratio, s_lo / ratio, s_hi / ratio
     return table

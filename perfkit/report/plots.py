@@ -280,35 +280,41 @@ def plot_volume_exponents(table, ax=None, thesis_q_workers: float | None = None,
     return ax
 
 
-def whatif_figure(table, column: str):
-    """Three panels from a what-if table (``perfkit whatif``): time with its interval, speedup, efficiency.
+def whatif_figure(table, column: str, title: str = ""):
+    """Predicted time, speedup and efficiency against ``column``, with intervals (``perfkit whatif``, Figs. 6.2–6.3).
 
-    ``table`` has ``column``, ``predicted``, ``lower``, ``upper``, ``extrapolated``, ``speedup``
-    (and ``efficiency`` when the column is numeric). Extrapolated points are drawn hollow:
-    their intervals carry no coverage guarantee.
+    ``table`` is a :func:`perfkit.model.whatif.whatif` table. Extrapolated points are drawn hollow and red:
+    their intervals carry no coverage guarantee. A non-numeric ``column`` gets the time and speedup panels only.
     """
-    x = table[column].to_numpy()
-    numeric = np.issubdtype(np.asarray(x).dtype, np.number)
-    pos = x if numeric else np.arange(len(x))
-    panels = [("predicted", "predicted time (s)"), ("speedup", "speedup")]
-    if "efficiency" in table.columns:
-        panels.append(("efficiency", "efficiency"))
-    fig, axes = new_figure(1, len(panels), figsize=(3.6 * len(panels), 3.2))
-    axes = np.atleast_1d(axes)
+    from matplotlib.ticker import FuncFormatter
+
+    numeric = "efficiency" in table.columns
+    x = table[column].to_numpy(dtype=float) if numeric else np.arange(len(table), dtype=float)
     ext = table["extrapolated"].to_numpy(dtype=bool)
-    t0 = float(table["predicted"].iloc[0])
-    for ax, (key, label) in zip(axes, panels):
-        y = table[key].to_numpy(dtype=float)
-        if key == "predicted":
-            ax.fill_between(pos, table["lower"], table["upper"], alpha=0.25, color="C0", lw=0, label="interval")
-        elif key == "speedup":
-            ax.fill_between(pos, t0 / table["upper"], t0 / table["lower"], alpha=0.25, color="C0", lw=0)
-        ax.plot(pos, y, "-", color="C0", lw=1)
-        ax.plot(pos[~ext], y[~ext], "o", color="C0", ms=4, label="inside the fitted data")
-        ax.plot(pos[ext], y[ext], "o", mfc="none", color="C3", ms=5, label="extrapolated")
+    panels = [("predicted", "lower", "upper", "predicted time (s)"),
+              ("speedup", "speedup_lower", "speedup_upper", f"speedup over {column} = {table[column].iloc[0]}")]
+    if numeric:
+        panels.append(("efficiency", "efficiency_lower", "efficiency_upper", "efficiency"))
+    fig, axes = new_figure(1, len(panels), figsize=(3.5 * len(panels), 3.4))
+    for ax, (col, lo, hi, label) in zip(np.atleast_1d(axes), panels):
+        y = table[col].to_numpy(dtype=float)
+        ax.fill_between(x, table[lo], table[hi], color="#1f78b4", alpha=0.2, lw=0, label="90 % interval")
+        ax.plot(x, y, "-", color="#1f78b4", lw=1)
+        ax.plot(x[~ext], y[~ext], "o", color="#1f78b4", ms=4, label="inside the fitted range")
+        ax.plot(x[ext], y[ext], "o", mfc="white", color="#e31a1c", ms=4, label="extrapolated")
+        if col == "speedup" and numeric:
+            ax.plot(x, x / x[0], ":", color="#555555", lw=1, label="ideal")
+        if col == "efficiency":
+            ax.axhline(1.0, ls=":", color="#555555", lw=1)
         ax.set_xlabel(column)
         ax.set_ylabel(label)
-        if not numeric:
-            ax.set_xticks(pos, [str(v) for v in x])
-    axes[0].legend(fontsize=7)
+        ax.set_xticks(x, [str(v) for v in table[column]] if not numeric else None)
+    axes = np.atleast_1d(axes)
+    axes[0].set_yscale("log")
+    axes[0].yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+    axes[0].yaxis.set_minor_formatter(FuncFormatter(
+        lambda v, _: f"{v:g}" if v > 0 and f"{v:.0e}"[0] in "25" else ""))
+    legend_outside(axes[-1])
+    if title:
+        fig.suptitle(title, fontsize=8)
     return fig
