@@ -52,7 +52,7 @@ import numpy as np
 import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _machine import machine_info  # noqa: E402
+from _machine import machine_info, write_results  # noqa: E402
 
 from perfkit import mape  # noqa: E402
 from perfkit.data.external import load_external  # noqa: E402
@@ -479,10 +479,8 @@ def main(argv=None):
         "The input files and the helper are under build/extrap-work/ (git-ignored); "
         "`build/extrap-venv/bin/extrap --json build/extrap-work/<dataset>-<variant>-<i>.jsonl` models one again.",
     ]
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.with_suffix(".json").write_text(json.dumps(res, indent=1, default=float) + "\n")
-    out.with_suffix(".md").write_text(_markdown(res) + "\n")
-    print(f"wrote {out.with_suffix('.json')} and .md ({res['wall_seconds_last_run']:.0f} s)")
+    write_results(out, res, _markdown(res))
+    print(f"({res['wall_seconds_last_run']:.0f} s)")
 
 
 if __name__ == "__main__":

@@ -44,7 +44,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _machine import machine_info, numeric_summary  # noqa: E402
+from _machine import machine_info, numeric_summary, write_results  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 OUT = Path(__file__).resolve().parent / "results"
@@ -409,10 +409,7 @@ def main(argv=None):
     if "single" in only:
         res["single"] = {**res.get("single", {}),
                          **bench_single(args.single_sizes, args.limit, args.candidates, res.get("single"))}
-    OUT.mkdir(exist_ok=True)
-    path.write_text(json.dumps(res, indent=1, default=float) + "\n")
-    path.with_suffix(".md").write_text(_markdown(res) + "\n")
-    print(f"wrote {path} and {path.with_suffix('.md')}")
+    write_results(path, res, _markdown(res))
 
 
 if __name__ == "__main__":

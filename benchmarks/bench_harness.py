@@ -28,7 +28,7 @@ import numpy as np
 import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _machine import machine_info, numeric_summary  # noqa: E402
+from _machine import machine_info, numeric_summary, write_results  # noqa: E402
 
 from perfkit.measure.workers import WorkerGroup  # noqa: E402
 
@@ -205,10 +205,7 @@ def main(argv=None) -> None:
         res["epoch"] = dict(bench_epoch(data), data=str(data.relative_to(ROOT) if data.is_relative_to(ROOT) else data))
     if args.quick:
         out = out.with_name(out.name + "_quick")
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.with_suffix(".json").write_text(json.dumps(res, indent=2, default=float) + "\n")
-    out.with_suffix(".md").write_text(_markdown(res) + "\n")
-    print(f"wrote {out.with_suffix('.json')} and .md")
+    write_results(out, res, _markdown(res), indent=2)
 
 
 if __name__ == "__main__":

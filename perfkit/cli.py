@@ -586,7 +586,7 @@ def _cmd_whatif(args) -> None:
               f"relative to {col} = {grid[0]}{'; efficiency = speedup / (' + col + ' ratio)' if numeric else ''})")
         print(table.to_string(index=False))
     if table["extrapolated"].any():
-        print(f"perfkit: warning: rows marked extrapolated lie outside the fitted data; their intervals carry no "
+        print("perfkit: warning: rows marked extrapolated lie outside the fitted data; their intervals carry no "
               "coverage guarantee", file=sys.stderr)
     if args.out:
         atomic_write(args.out, table.to_csv(index=False))

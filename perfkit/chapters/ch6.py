@@ -214,7 +214,7 @@ def _load(ds: str, p: Params) -> Split:
     from ..data.external import load_external
     from ..data.measured import load_steps, thesis_split
     from ..model.baselines import train_test_split_frame
-    from ..model.search import seen_rows
+    from ..model.intervals import seen_rows
     from ..schema import ROLES, resolve
 
     if ds in MEASURED:
@@ -312,7 +312,7 @@ def _interval_rows(model, s: Split) -> np.ndarray:
     :class:`~perfkit.model.ConformalRegressor` draws (``KFold(n_splits, shuffle=True, random_state)``)."""
     from sklearn.model_selection import KFold
 
-    from ..model.search import seen_rows
+    from ..model.intervals import seen_rows
 
     ok = np.ones(len(s.X_test), dtype=bool)
     if getattr(model, "method", "cv+") != "cv+" or not s.roles["categorical"]:

@@ -39,7 +39,6 @@ the LeNet-5 MAPE is about 28 %: the bends matter more than the category terms.
 from __future__ import annotations
 
 import itertools
-import json
 import time
 import warnings
 from typing import Any
@@ -452,7 +451,7 @@ class LogLinearModel(RegressorMixin, BaseEstimator):
         written with Python's shortest round-trip repr, so :meth:`from_json`
         rebuilds a model with bit-identical predictions.
         """
-        from .generic import _json_tree
+        from .generic import _dump_json, _json_tree
 
         self._check_fitted()
         doc: dict[str, Any] = {
@@ -476,12 +475,7 @@ class LogLinearModel(RegressorMixin, BaseEstimator):
                 "fit_time": self.fit_time_,
             },
         }
-        text = json.dumps(doc, indent=1)
-        if path is not None:
-            from .._io import atomic_write
-
-            atomic_write(path, text)
-        return text
+        return _dump_json(doc, path)
 
     def save(self, path) -> None:
         """Write the model to ``path`` as JSON (:meth:`to_json`)."""

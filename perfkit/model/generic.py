@@ -444,12 +444,7 @@ class GenericPerformanceModel(RegressorMixin, BaseEstimator):
                 "converged": getattr(self, "converged_", None),
             },
         }
-        text = json.dumps(doc, indent=1)
-        if path is not None:
-            from .._io import atomic_write
-
-            atomic_write(path, text)
-        return text
+        return _dump_json(doc, path)
 
     @classmethod
     def from_json(cls, source) -> "GenericPerformanceModel":
@@ -486,6 +481,16 @@ def _json_tree(v):
 def _json_kind(v) -> str:
     return {dict: "an object", list: "a list", str: "a string", bool: "true/false", type(None): "null",
             int: "a number", float: "a number"}.get(type(v), type(v).__name__)
+
+
+def _dump_json(doc, path=None) -> str:
+    """A model document as JSON text, also written atomically to ``path`` when given (every ``to_json``)."""
+    text = json.dumps(doc, indent=1)
+    if path is not None:
+        from .._io import atomic_write
+
+        atomic_write(path, text)
+    return text
 
 
 def _load_json(source):

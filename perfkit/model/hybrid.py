@@ -45,10 +45,7 @@ search does not try that by default.
 """
 from __future__ import annotations
 
-import json
-import math
 import time
-from typing import Any
 
 import numpy as np
 from sklearn.base import BaseEstimator, RegressorMixin
@@ -369,7 +366,7 @@ class HybridModel(RegressorMixin, BaseEstimator):
     # ------------------------------------------------------------------ JSON
     def to_json(self, path=None) -> str:
         """Serialise settings and rates as JSON (never pickle); floats round-trip exactly."""
-        from .generic import _json_tree
+        from .generic import _dump_json, _json_tree
 
         self._check_fitted()
         doc = {"format": JSON_FORMAT, "version": JSON_VERSION,
@@ -377,12 +374,7 @@ class HybridModel(RegressorMixin, BaseEstimator):
                "fitted": {"numeric": self.numeric_, "categorical": self.categorical_, "extrinsic": self.extrinsic_,
                           "terms": [list(t) for t in self.terms_], "rates": [float(r) for r in self.rates_],
                           "regime_values": self.regime_values_, "share": self.share_, "fit_time": self.fit_time_}}
-        text = json.dumps(doc, indent=1)
-        if path is not None:
-            from .._io import atomic_write
-
-            atomic_write(path, text)
-        return text
+        return _dump_json(doc, path)
 
     def save(self, path) -> None:
         self.to_json(path)

@@ -34,7 +34,8 @@ from sklearn.base import BaseEstimator, RegressorMixin
 from .._checks import check_int
 from .validation import column_list, missing_column_error, numeric_column, validate_target
 
-__all__ = ["ConformalRegressor", "ExtrapolationWarning", "coverage_of", "METHODS", "JSON_FORMAT", "JSON_VERSION"]
+__all__ = ["ConformalRegressor", "ExtrapolationWarning", "coverage_of", "seen_rows", "METHODS", "JSON_FORMAT",
+           "JSON_VERSION"]
 
 #: ways :class:`ConformalRegressor` computes its scores
 METHODS = ("cv+", "split")
@@ -173,9 +174,7 @@ class ConformalRegressor(RegressorMixin, BaseEstimator):
             self.estimators_ = []
             for i, (tr, te) in enumerate(KFold(k, shuffle=True, random_state=int(self.random_state)).split(X)):
                 model = clone(self.estimator).fit(X.iloc[tr], y[tr])
-                seen = np.ones(len(te), dtype=bool)  # a level the fold model never saw: no score for that row
-                for c in cat:
-                    seen &= X[c].iloc[te].isin(set(X[c].iloc[tr])).to_numpy()
+                seen = seen_rows(X.iloc[tr], X.iloc[te], cat)  # a level the fold never saw: no score for that row
                 pred[te[seen]] = _positive_predictions(model, X.iloc[te[seen]])
                 fold[te[seen]] = i
                 self.estimators_.append(model)
@@ -397,6 +396,18 @@ class ConformalRegressor(RegressorMixin, BaseEstimator):
         return _from_json(cls, path)
 
 
+def seen_rows(X_train, X_test, categorical) -> np.ndarray:
+    """Mask of the rows of ``X_test`` whose every categorical level occurs in ``X_train``.
+
+    A model cannot predict a level it has never seen (every form refuses it by
+    name); cross-validation scores the other rows and counts these.
+    """
+    ok = np.ones(len(X_test), dtype=bool)
+    for c in column_list("categorical", categorical):
+        ok &= X_test[c].isin(set(X_train[c])).to_numpy()
+    return ok
+
+
 def _check_coverage(coverage) -> float:
     ok = not isinstance(coverage, (bool, np.bool_)) and isinstance(coverage, numbers.Real)
     if not (ok and 0.0 < float(coverage) < 1.0):
@@ -451,6 +462,8 @@ def _to_json(self, path=None) -> str:
     """
     import json
 
+    from .generic import _dump_json
+
     self._check_fitted()
     for m in [self.estimator_] + list(self.estimators_):
         if not callable(getattr(m, "to_json", None)):
@@ -471,12 +484,7 @@ def _to_json(self, path=None) -> str:
                       "ranges": {c: [float(lo), float(hi)] for c, (lo, hi) in self.ranges_.items()},
                       "levels": {c: [jsonable(v) for v in lv] for c, lv in self.levels_.items()},
                       "fit_time": float(self.fit_time_)}}
-    text = json.dumps(out, indent=1)
-    if path is not None:
-        from .._io import atomic_write
-
-        atomic_write(path, text)
-    return text
+    return _dump_json(out, path)
 
 
 def _from_json(cls, source):

@@ -30,6 +30,7 @@ from typing import Any, Callable
 import numpy as np
 
 from .._checks import check_int
+from .intervals import seen_rows
 from .validation import column_list, validate_frame, validate_target
 
 __all__ = ["FORMS", "Candidate", "FormSearch", "form_candidates", "search_forms", "n_parameters", "make_form",
@@ -148,18 +149,6 @@ def n_parameters(model) -> int:
     if hasattr(model, "powers_"):  # GenericPerformanceModel: linear parameters and powers
         return len(model.coef_) + len(model.powers_)
     raise ValueError(f"n_parameters: no parameter count for {type(model).__name__}")
-
-
-def seen_rows(X_train, X_test, categorical) -> np.ndarray:
-    """Mask of the rows of ``X_test`` whose every categorical level occurs in ``X_train``.
-
-    A model cannot predict a level it has never seen (every form refuses it by
-    name); cross-validation scores the other rows and counts these.
-    """
-    ok = np.ones(len(X_test), dtype=bool)
-    for c in column_list("categorical", categorical):
-        ok &= X_test[c].isin(set(X_train[c])).to_numpy()
-    return ok
 
 
 def _score_fold(est, X, y, tr, te, categorical):
