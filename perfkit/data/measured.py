@@ -15,6 +15,11 @@ from ..schema import CH3_COLUMNS, MODEL_NAMES, ROLES, provenance_path
 __all__ = ["load_phases", "load_steps", "load_provenance", "thesis_split"]
 
 
+#: ``--framework`` key → the name figures and tables print
+FRAMEWORK_NAMES = {"pytorch": "PyTorch", "tensorflow": "TensorFlow", "mxnet": "MXNet", "chainer": "Chainer",
+                   "jax": "JAX"}
+
+
 def load_phases(path, framework_label: str | None = None, mode: str | None = "phased", split_frameworks: bool = False):
     """Read a ``ch3_phases.csv``; keep successful rows of ``mode`` (None: all modes).
 
@@ -38,7 +43,7 @@ def load_phases(path, framework_label: str | None = None, mode: str | None = "ph
             raise ValueError(f"mode: {path} has modes {sorted(set(df['mode']))}, not {mode!r}")
         df = df[df["mode"] == mode]
     def label(fw, dev):
-        return f"{ {'pytorch': 'PyTorch'}.get(fw, fw)} ({dev + ', ' if dev else ''}measured)"
+        return f"{FRAMEWORK_NAMES.get(fw, fw)} ({dev + ', ' if dev else ''}measured)"
 
     if framework_label is None:
         framework_label = label(df["framework"].iloc[0], df["device"].iloc[0])

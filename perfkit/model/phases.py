@@ -213,28 +213,32 @@ def measured_speedup(df, n_train: int = 60000):
 
 
 def phase_remainder(measured):
-    """Per (model, workers): mean t_iter and the mean and largest part of it that no phase covers.
+    """Per (framework, model, workers): mean t_iter and the mean and largest part of it that no phase covers.
 
     The harness's phases are consecutive intervals of one iteration, so they add
     up to ``t_iter`` but for its own bookkeeping between iterations; this is that
     remainder (``remainder_share`` = mean remainder / mean t_iter).
     """
     rem = measured.assign(rest=measured["t_iter"] - measured[list(PHASES[:-1])].fillna(0).sum(axis=1))
-    out = rem.groupby(["model", "workers"]).agg(t_iter=("t_iter", "mean"), remainder=("rest", "mean"),
+    by = (["framework"] if "framework" in rem.columns else []) + ["model", "workers"]
+    out = rem.groupby(by, sort=False).agg(t_iter=("t_iter", "mean"), remainder=("rest", "mean"),
                                               remainder_max=("rest", "max")).reset_index()
     out["remainder_share"] = out["remainder"] / out["t_iter"]
     return out
 
 
 def overlap_vs_phased(measured_all):
-    """Mean iteration time (slowest worker) of the phased and the overlapped (DDP) mode per (model, workers).
+    """Mean iteration time (slowest worker) of the phased and the overlapped (native) mode per
+    (framework, model, workers).
 
     Returns ``None`` when the data does not have both modes.
     """
     if not set(measured_all["mode"]) >= {"phased", "overlapped"}:
         return None
-    it = measured_all.groupby(["model", "workers", "mode", "iteration"])["t_iter"].max().reset_index()
-    overlap = it.pivot_table(index=["model", "workers"], columns="mode", values="t_iter", aggfunc="mean")
+    by = (["framework"] if "framework" in measured_all.columns else []) + ["model", "workers"]
+    it = measured_all.groupby(by + ["mode", "iteration"])["t_iter"].max().reset_index()
+    overlap = it.pivot_table(index=by, columns="mode", values="t_iter", aggfunc="mean", sort=False)
+    overlap = overlap[["overlapped", "phased"]].dropna()
     overlap["overlapped_over_phased"] = overlap["overlapped"] / overlap["phased"]
     return overlap
 

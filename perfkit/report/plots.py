@@ -78,8 +78,10 @@ def plot_phase_bars(tidy, model: str, ax=None, phases=("t_io", "t_h2d", "t_md", 
     x = np.arange(len(phases))
     for i, fw in enumerate(frameworks):
         f = sub[sub["framework"] == fw].set_index("phase").reindex(phases)
+        measured = "measured" in str(fw)  # ours hatched, the thesis's solid: the same framework keeps its colour
         ax.bar(x + (i - (len(frameworks) - 1) / 2) * width, f["mean"], width, yerr=f["std"].fillna(0),
-               capsize=2, label=fw, color=framework_color(fw))
+               capsize=2, label=fw, color=framework_color(fw), hatch="///" if measured else None,
+               edgecolor="white" if measured else None, linewidth=0)
     ax.set_xticks(x, [PHASE_LABELS[p] for p in phases], rotation=30, ha="right")
     ax.set_ylabel("time per iteration (s)")
     ax.set_title(model)
@@ -108,8 +110,11 @@ def plot_speedup(pred, model: str, ax=None, unit: str = "workers"):
 
 
 def plot_breakdown(df, model: str, workers: int, ax=None,
-                   phases=("t_md", "t_io", "t_h2d", "t_f", "t_b", "t_c", "t_u")):
-    """Stacked mean phase times per worker for one model on ``workers`` workers (Figs. 3.8–3.13)."""
+                   phases=("t_md", "t_io", "t_h2d", "t_f", "t_b", "t_c", "t_u"), legend: bool = True):
+    """Stacked mean phase times per worker for one model on ``workers`` workers (Figs. 3.8–3.13).
+
+    Phases a framework cannot separate (NaN, e.g. aggregation fused into the update) stack as zero.
+    """
     import matplotlib
 
     sub = df[(df["model"] == model) & (df["workers"] == workers)]
@@ -128,7 +133,8 @@ def plot_breakdown(df, model: str, workers: int, ax=None,
     ax.plot(range(len(it)), it.to_numpy(), "k_", markersize=30, label="iteration (t_iter)")
     ax.set_ylabel("time per iteration (ms)")
     ax.set_title(f"{model}, {workers} workers")
-    legend_outside(ax)
+    if legend:
+        legend_outside(ax)
     return ax
 
 
