@@ -357,6 +357,8 @@ def run_task(adapter, tr, task: str, cfg: dict, info: dict) -> dict:
     for _ in range(int(cfg.get("warmup", 5))):
         tr.step(None)
     if task == "check":
+        if not isinstance(tr, StepTrainer):
+            raise ValueError("task check: this adapter's trainer has no segments to check")
         if tr.mode != "phased":
             raise ValueError("task check: needs mode 'phased'")
         tr.step(None)  # builds the segments

@@ -53,11 +53,14 @@ from torch.nn.parallel import DistributedDataParallel
 from .. import imagedata
 from ...schema import parse_volume
 from ..protocol import Adapter, serve, setup_failed
+from .common import run_task
 from .torch_models import build_ch3_model, lenet5, make_optimizer, n_parameters
 
 __all__ = ["TorchAdapter", "main"]
 
 _STAMPS = ("t_md", "t_io", "t_h2d", "t_f", "t_b", "t_c", "t_u")
+#: what the timed intervals after the copy cover in each mode (perfkit.measure.adapters.common: "segments")
+SEGMENTS = {"phased": ["t_f", "t_b", "t_c", "t_u"], "overlapped": ["t_f", "t_b+t_c", "t_u"]}
 _now = time.perf_counter
 
 
@@ -92,11 +95,12 @@ class _Trainer:
         self.params = [p for p in model.parameters() if p.requires_grad]
         self.x_all, self.y_all = adapter.images(dataset) if isinstance(dataset, str) else dataset
         self.n = len(self.x_all)
+        self.seed = int(seed)
         self.gen = torch.Generator().manual_seed(int(seed))  # the same permutation on every rank
         self.perm, self.pos = torch.randperm(self.n, generator=self.gen), 0
         torch.manual_seed(int(seed) * 1009 + self.rank + 1)  # dropout masks differ between ranks
 
-    def _sync(self):
+    def sync(self):
         if self.dev.type == "cuda":
             torch.cuda.synchronize(self.dev)
 
@@ -119,7 +123,7 @@ class _Trainer:
         if stamps is None:
             sync, _now = _no_sync, _no_time
         else:
-            sync, _now = self._sync, time.perf_counter
+            sync, _now = self.sync, time.perf_counter
         sync()
         t0 = _now()
         idx = self._global_shard() if take is None else take()
@@ -158,7 +162,7 @@ class _Trainer:
         stamps: list = []
         for _ in range(n):
             self.step(stamps)
-        self._sync()
+        self.sync()
         end = _now()
         rows = []
         for i, s in enumerate(stamps):
@@ -172,16 +176,16 @@ class _Trainer:
 
     def bare(self, n: int) -> float:
         """Wall time of ``n`` iterations with no per-phase bookkeeping (for the overhead benchmark)."""
-        self._sync()
+        self.sync()
         t = _now()
         for _ in range(n):
             self.step(None)
-        self._sync()
+        self.sync()
         return _now() - t
 
-    def epoch(self, seed: int) -> tuple[int, float]:
+    def epoch(self, barrier=None) -> tuple[int, float]:
         """One whole epoch as DistributedSampler splits it (padded to a multiple of workers, last batch partial)."""
-        g = torch.Generator().manual_seed(int(seed) + 7919)
+        g = torch.Generator().manual_seed(self.seed + 7919)
         perm = torch.randperm(self.n, generator=g)
         total = math.ceil(self.n / self.world) * self.world
         perm = torch.cat([perm, perm[: total - self.n]])
@@ -194,13 +198,13 @@ class _Trainer:
             pos[0] += self.batch
             return idx
 
-        if self.world > 1:
-            dist.barrier()
-        self._sync()
+        if barrier is not None:
+            barrier()
+        self.sync()
         t = _now()
         for _ in range(n_steps):
             self.step(None, take)
-        self._sync()
+        self.sync()
         return n_steps, _now() - t
 
 
@@ -253,7 +257,8 @@ class TorchAdapter(Adapter):
                 "interop_threads": torch.get_num_interop_threads(), "python": sys.version.split()[0],
                 "versions": {"torch": torch.__version__, "numpy": numpy.__version__,
                              "cuda": torch.version.cuda, "cudnn": torch.backends.cudnn.version() if gpu else None},
-                "data": "real files under " + self.data_root if self.data_root else "synthetic (real shapes and sizes)"}
+                "data": "real files under " + self.data_root if self.data_root else "synthetic (real shapes and sizes)",
+                "segments": SEGMENTS}
 
     def broadcast(self, obj):
         if self.world_size == 1:
@@ -292,44 +297,13 @@ class TorchAdapter(Adapter):
         return _Trainer(self, model, loss_fn, target, opt, lr, dataset, cfg["batch_size"], cfg.get("mode", "phased"),
                         seed)
 
+    def barrier(self) -> None:
+        if self.world_size > 1:
+            dist.barrier()
+
     def run(self, task: str, cfg: dict) -> dict:
         tr = self._trainer(cfg)
-        warmup = int(cfg.get("warmup", 5))
-        for _ in range(warmup):
-            tr.step(None)
-        info = {"n_params": n_parameters(tr.model), "n_train": tr.n}
-        if task == "phases":
-            return dict(info, iterations=tr.timed(int(cfg.get("iterations", 100))))
-        if task in ("steps", "epoch"):
-            t = _now()
-            tr.step(None)
-            tr._sync()
-            one = _now() - t
-            # at least `steps` steps and `min_run_seconds` per run (rank 0 decides, so that all ranks agree)
-            steps = int(cfg.get("steps", 5))
-            steps = self.broadcast(max(steps, min(int(cfg.get("max_steps", 200)),
-                                                  math.ceil(float(cfg.get("min_run_seconds", 0.0)) / max(one, 1e-6)))))
-            reps = [[r["t_iter"] for r in tr.timed(steps)] for _ in range(int(cfg.get("repeats", 3)))]
-            out = dict(info, repeats=reps, steps=steps)
-            if task == "epoch":
-                n_steps = math.ceil(tr.n / (tr.batch * tr.world))
-                predicted = sorted(sum(r) / len(r) for r in reps)[len(reps) // 2] * n_steps
-                limit = float(cfg.get("max_epoch_seconds", math.inf))
-                if self.broadcast(predicted <= limit):  # rank 0 decides, so that all ranks agree
-                    out["epoch_steps"], out["epoch_time"] = tr.epoch(int(cfg.get("seed", 0)))
-                else:
-                    out["epoch_steps"], out["epoch_time"] = None, None
-            return out
-        if task == "overhead":
-            n, blocks = int(cfg.get("steps", 20)), int(cfg.get("blocks", 5))
-            bare, timed = [], []
-            for _ in range(blocks):  # interleaved so that drift hits both alike
-                bare.append(tr.bare(n) / n)
-                t = _now()
-                tr.timed(n)
-                timed.append((_now() - t) / n)
-            return dict(info, bare=bare, timed=timed)
-        raise ValueError(f"task: expected 'phases', 'steps', 'epoch' or 'overhead', got {task!r}")
+        return run_task(self, tr, task, cfg, {"n_params": n_parameters(tr.model), "n_train": tr.n})
 
     def close(self) -> None:
         if self.world_size > 1 and dist.is_initialized():
