@@ -88,6 +88,22 @@ CASES = {
     ("ch3", "framework_ranking"): ({"framework_speedup": {MX: {"CNN": ev(2.9, 2.8, 3.0)}, TF: {"CNN": ev(2.0, 1.9, 2.1)}}},
                                    {"framework_speedup": {MX: {"CNN": ev(1.5, 1.4, 1.6)}, TF: {"CNN": ev(2.0, 1.9, 2.1)}}},
                                    {"framework_speedup": {MX: {"CNN": ev(2.0, 1.9, 2.1)}, TF: {"CNN": ev(2.0, 1.9, 2.1)}}}),
+    ("ch3", "fw_mxnet_linear"): ({"fw_mxnet_efficiency": {("CNN", 3): ev(0.95, 0.93, 0.97)}},
+                                 {"fw_mxnet_efficiency": {("CNN", 3): ev(0.5, 0.45, 0.55)}},
+                                 {"fw_mxnet_efficiency": {("CNN", 3): ev(0.9, 0.85, 0.95)}}),
+    ("ch3", "fw_mxnet_aggregation"): ({"fw_mxnet_tc": {("CNN", 2, "TensorFlow"): ev(1.5, 1.4, 1.6)}},
+                                      {"fw_mxnet_tc": {("CNN", 2, "TensorFlow"): ev(0.5, 0.4, 0.6),
+                                                       ("MLP", 3, "Chainer"): ev(1.5, 1.4, 1.6)}},
+                                      {"fw_mxnet_tc": {("CNN", 2, "TensorFlow"): ev(1.0, 0.9, 1.1)}}),
+    ("ch3", "fw_tf_lif"): ({"fw_tf_lif": {("CNN", 2, "MXNet"): ev(0.05, 0.03, 0.07)}},
+                           {"fw_tf_lif": {("CNN", 2, "MXNet"): ev(-0.05, -0.07, -0.03)}},
+                           {"fw_tf_lif": {("CNN", 2, "MXNet"): ev(0.0, -0.02, 0.02)}}),
+    ("ch3", "fw_tf_cnn_forward"): ({"fw_tf_cnn_forward": {("CNN", 1, "MXNet"): ev(1.3, 1.2, 1.4)}},
+                                   {"fw_tf_cnn_forward": {("CNN", 1, "MXNet"): ev(0.7, 0.6, 0.8)}},
+                                   {"fw_tf_cnn_forward": {("CNN", 1, "MXNet"): ev(1.0, 0.95, 1.05)}}),
+    ("ch3", "fw_mxnet_backward"): ({"fw_mxnet_backward": {("MLP", 1, "Chainer"): ev(1.3, 1.2, 1.4)}},
+                                   {"fw_mxnet_backward": {("MLP", 1, "Chainer"): ev(0.7, 0.6, 0.8)}},
+                                   {"fw_mxnet_backward": {("MLP", 1, "Chainer"): ev(1.0, 0.95, 1.05)}}),
     ("ch3", "published_lif"): ({"published_lif": {"a": ev(1.013, 1.0125, 1.0135), "b": ev(1.2, 1.19, 1.21)}},
                                {"published_lif": {"a": ev(0.98, 0.975, 0.985), "b": ev(1.2, 1.19, 1.21)}},
                                {"published_lif": {"a": ev(1.0, 0.9995, 1.0005), "b": ev(1.2, 1.19, 1.21)}}),
@@ -282,3 +298,43 @@ def test_seed_spreads_below_the_resolution_are_the_resolution_whatever_the_noise
     assert ch4._cv(one, 0)[-1] == 0.0  # a term switched off in every seed has no spread at all
     spread = base + np.linspace(-0.05, 0.05, 10)[:, None]
     np.testing.assert_allclose(ch4._sd(spread, 0)[:3], spread[:, :3].std(axis=0, ddof=1))
+
+
+def _runs(frameworks: dict, iterations=40, seed=0):
+    """A phased ch3 frame: ``{framework label: {(model, G): (t_f, t_b, t_c)}}``, one row per worker and iteration."""
+    rng = np.random.default_rng(seed)
+    rows = []
+    for fw, cells in frameworks.items():
+        for (model, g), (tf, tb, tc) in cells.items():
+            for it in range(iterations):
+                for rank in range(g):
+                    jit = 1 + 0.02 * rng.standard_normal(4)
+                    f, b = tf * jit[0] * (1 + 0.1 * rank), tb * jit[1]
+                    c = tc * jit[2] if g > 1 else 1e-6
+                    rows.append(dict(mode="phased", framework=fw, model=model, workers=g, rank=rank, iteration=it,
+                                     batch_size=64, t_io=1e-4, t_h2d=1e-5, t_md=1e-5, t_f=f, t_b=b, t_c=c, t_u=1e-3,
+                                     t_iter=1e-4 + 2e-5 + f + b + c + 1e-3))
+    return pd.DataFrame(rows)
+
+
+def test_framework_quantities_on_constructed_runs():
+    """MXNet's aggregation is made twice as fast as the others' and TensorFlow's CNN forward 1.5x slower:
+    the quantities say so with intervals that exclude 1, and the ranking finds the scaling order."""
+    fw = {"TensorFlow (cpu, measured)": {("CNN", 1): (0.03, 0.04, 0), ("CNN", 2): (0.03, 0.04, 0.02)},
+          "MXNet (cpu, measured)": {("CNN", 1): (0.02, 0.05, 0), ("CNN", 2): (0.02, 0.05, 0.01)},
+          "Chainer (cpu, measured)": {("CNN", 1): (0.02, 0.03, 0), ("CNN", 2): (0.02, 0.03, 0.02)}}
+    q = ch3.framework_quantities(_runs(fw))
+    tc = q["fw_mxnet_tc"]
+    assert set(tc) == {("CNN", 2, "TensorFlow"), ("CNN", 2, "Chainer")}
+    assert all(1.8 < e.lo and e.hi < 2.2 for e in tc.values())
+    fwd = q["fw_tf_cnn_forward"]
+    assert all(1.4 < e.lo and e.hi < 1.6 for e in fwd.values())
+    bwd = q["fw_mxnet_backward"][("CNN", 1, "Chainer")]
+    assert 1.6 < bwd.lo and bwd.hi < 1.75
+    assert set(q["framework_speedup"]) == set(fw) and ("CNN", 2) in q["fw_mxnet_efficiency"]
+    ledger = {c.key: c.judge(q)["verdict"] for c in ch3.CLAIMS if c.key.startswith("fw_")}
+    assert ledger["fw_mxnet_aggregation"] == "holds" and ledger["fw_tf_cnn_forward"] == "holds"
+    assert ledger["fw_mxnet_backward"] == "holds"
+    # without MXNet nothing about MXNet can be said
+    q2 = ch3.framework_quantities(_runs({k: v for k, v in fw.items() if not k.startswith("MXNet")}))
+    assert "fw_mxnet_tc" not in q2 and "fw_mxnet_efficiency" not in q2 and "fw_tf_cnn_forward" in q2

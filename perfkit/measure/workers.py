@@ -118,7 +118,7 @@ class WorkerGroup:
                     MASTER_ADDR="127.0.0.1", MASTER_PORT=str(self._ports[0]),
                     PERFKIT_CONTROL_PORT=str(self._ports[1]), PERFKIT_PORTS=",".join(map(str, self._ports[2:])),
                     OMP_NUM_THREADS=str(self.threads), MKL_NUM_THREADS=str(self.threads),
-                    PYTHONPATH=os.pathsep.join(filter(None, [pkg_parent, os.environ.get("PYTHONPATH")])), **extra)
+                    OPENBLAS_NUM_THREADS=str(self.threads), PYTHONPATH=os.pathsep.join(filter(None, [pkg_parent, os.environ.get("PYTHONPATH")])), **extra)
 
     def _spawn(self, cmd, env, talk: bool) -> None:
         log = tempfile.TemporaryFile(mode="w+b")
