@@ -113,7 +113,9 @@ def build_parser() -> argparse.ArgumentParser:
                      help="ch3: phase timing of CNN/MLP/AE; ch4: Table 4.1 LeNet-5 samples; noise: repeated "
                           "configurations across rounds; epoch: whole-epoch extrapolation check; ch5: Table 5.1 "
                           "3D-ResAttNet-18 samples; ch5vol: 3D-ResAttNet-18 volume-size study (grid)")
-    col.add_argument("--framework", default="pytorch", help="framework adapter (default pytorch)")
+    col.add_argument("--framework", default="pytorch",
+                     help="framework adapter: pytorch (default), tensorflow, jax, mxnet or chainer; the last four run "
+                          "in the environments `make frameworks` builds under .envs/ (--python overrides)")
     col.add_argument("--out", default=None,
                      help="CSV to write/resume (default data/measured/<framework>-<device>/<kind file>)")
     col.add_argument("--seed", type=int, default=None, help="sampler / model seed (defaults: ch3 0, ch4 0, noise 1, "

@@ -91,7 +91,7 @@ def test_phases_with_one_and_two_workers_are_positive_and_add_up(framework, mode
     assert statistics.median(gap / df["t_iter"]) < 0.02
 
 
-@pytest.mark.parametrize("framework", OTHERS)
+@pytest.mark.parametrize("framework", list(FRAMEWORKS))
 def test_two_workers_really_average_their_gradients(framework):
     """One phased step on different data: the aggregated gradient is the mean of the two local ones on both
     ranks, and the replicas' weights stay identical."""
@@ -159,3 +159,15 @@ def test_sigkilled_collection_leaves_no_process_and_resumes(framework, tmp_path)
     df = pd.read_csv(out)
     assert set(df.sample_id) == {"mlp-G2-phased", "ae-G2-phased"} and (df.status == "ok").all()
     assert len(df) == 2 * 2 * 400
+
+
+def test_a_framework_whose_environment_is_not_built_is_one_clear_error(tmp_path, monkeypatch):
+    monkeypatch.setenv("PERFKIT_ENVS", str(tmp_path / "none"))
+    with pytest.raises(ValueError, match=r"framework 'mxnet'.*not built; run `make frameworks`"):
+        collect("ch3", out=tmp_path / "x.csv", framework="mxnet", progress=False)
+    assert not (tmp_path / "x.csv").exists()
+    done = subprocess.run([sys.executable, "-m", "perfkit.cli", "collect", "ch3", "--framework", "jax", "--out",
+                           str(tmp_path / "y.csv")], capture_output=True, text=True, env=dict(os.environ))
+    assert done.returncode != 0 and "make frameworks" in done.stderr and "Traceback" not in done.stderr
+    with pytest.raises(ValueError, match="expected one of"):
+        collect("ch3", out=tmp_path / "z.csv", framework="caffe", progress=False)

@@ -31,7 +31,7 @@ from .result import (ChapterResult, Check, ParameterError, ParamsBase, at_least,
 
 __all__ = ["Params", "check_params", "analyse", "CLAIMS", "FIGURE_NUMBERS", "BREAKDOWN_FIGURES", "table3_2_display",
            "sum_check_3_2", "published_consistency", "published_quantities", "measured_quantities", "framework_ranking",
-           "framework_quantities", "FRAMEWORK_CSVS"]
+           "framework_quantities", "framework_setup", "FRAMEWORK_CSVS"]
 
 #: model → (number of its phase figure, number of its speedup figure)
 FIGURE_NUMBERS = {"CNN": (2, 5), "MLP": (3, 6), "Autoencoder": (4, 7)}
@@ -505,6 +505,39 @@ def _contrast(cells, column, subject, others, models, workers, op, mode="phased"
     return out
 
 
+def framework_setup(paths):
+    """One row per measured file: framework, versions, collective and the segments of each mode.
+
+    Read from the provenance beside each file (what the workers reported in ``hello``,
+    on their largest worker count); a field the adapter did not report reads
+    ``"not recorded"``.
+    """
+    import json
+
+    import pandas as pd
+
+    from ..data.measured import FRAMEWORK_NAMES
+    from ..measure.provenance import provenance_path
+
+    rows = []
+    for path in paths:
+        try:
+            prov = json.loads(provenance_path(path).read_text())
+        except (OSError, ValueError):
+            prov = {}
+        adapters = prov.get("adapters") or {}
+        hello = adapters[max(adapters, key=int)] if adapters else {}
+        fw = hello.get("framework") or (prov.get("identity") or {}).get("framework", "?")
+        seg = hello.get("segments") or {}
+        versions = hello.get("versions") or {}
+        rows.append({"framework": FRAMEWORK_NAMES.get(fw, fw), "file": show_path(path),
+                     "versions": ", ".join(f"{k} {v}" for k, v in versions.items() if v) or "not recorded",
+                     "aggregation": hello.get("collective") or hello.get("backend") or "not recorded",
+                     "phased": " | ".join(seg.get("phased", [])) or "not recorded",
+                     "overlapped (native step)": " | ".join(seg.get("overlapped", [])) or "not recorded"})
+    return pd.DataFrame(rows)
+
+
 def framework_quantities(measured_split, n_train: int = 60000, mode: str = "phased") -> dict:
     """The thesis's framework comparisons on measured runs of several frameworks (one label per framework).
 
@@ -724,6 +757,9 @@ def analyse(params: Params | None = None, /, **kwargs) -> ChapterResult:
                          f"({p.measured_mode}), {', '.join(sorted(set(other['framework'])))}")
         every_all = other if every_all is None else pd.concat([every_all, other], ignore_index=True)
     every = None if every_all is None else every_all[every_all["mode"] == p.measured_mode].reset_index(drop=True)
+    files = ([resolve(p.measured_csv)] if p.measured_csv else []) + [resolve(f) for f in p.framework_csvs]
+    if files:
+        T["framework_setup"] = framework_setup(files)
     multi = measured is not None and bool((measured["workers"] > 1).any())
     q["label"] = label if measured is not None else None
     frameworks = list(dict.fromkeys(every["framework"])) if every is not None else []
@@ -794,8 +830,8 @@ def analyse(params: Params | None = None, /, **kwargs) -> ChapterResult:
             fig, ax = plots.new_figure(figsize=(6.8, 3.6))
             shown = speedups[(speedups["variant"] == "measured") | (speedups["framework"] == label)]
             plots.plot_speedup(shown, model, ax=ax, unit="workers")
-            ax.set_title(f"{model}: measured speedup of every framework (dotted), and eq. 3.7 from {label}'s "
-                         "phases", fontsize=8)
+            ax.set_title(f"{model}: measured speedup of every framework (dotted),\nand eq. 3.7 from "
+                         f"{label.split(' (')[0]}'s phases", fontsize=8)
             F[f"fig3_{FIGURE_NUMBERS[model][1]}_speedup_{model.lower()}_measured"] = fig
     if multi:
         q["speedup_table"] = ph.measured_speedup(measured, n_train=p.n_train)

@@ -45,20 +45,23 @@ def ch3_readings(res) -> dict:
         return out
     m = T["table3_2_measured"]
     m = m[~m["phase"].isin(["t_iter"])]
-    top = m.sort_values("mean", ascending=False).groupby("model", sort=False).head(2)
-    tops = {mod: sorted(g["phase"]) for mod, g in top.groupby("model")}
+    top = m.sort_values("mean", ascending=False).groupby(["framework", "model"], sort=False).head(2)
+    tops = {f"{fw.split(' (')[0]} {mod}": sorted(g["phase"]) for (fw, mod), g in top.groupby(["framework", "model"])}
     fb = all(v == ["t_b", "t_f"] for v in tops.values())
-    out["phases"] = ("Backward and forward are the two largest phases of every measured model, as in the thesis."
-                     if fb else "The two largest measured phases per model: "
+    n_fw = m["framework"].nunique()
+    out["phases"] = (f"Backward and forward are the two largest phases of every measured model in "
+                     f"{'each of the ' + str(n_fw) + ' frameworks' if n_fw > 1 else 'our runs'}, as in the thesis."
+                     if fb else "The two largest measured phases per framework and model: "
                      + "; ".join(f"{k}: {', '.join(v)}" for k, v in tops.items()) + ".")
     if "t_c" in q:
         grows = all(t3 > t2 for t2, t3 in q["t_c"].values())
-        out["aggregation"] = ("The all-reduce time " + ("grows" if grows else "does not always grow")
+        out["aggregation"] = (f"{_short(q.get('label'), 'The')}: the all-reduce time " + ("grows" if grows else "does not always grow")
                               + " from 2 to 3 workers: " + "; ".join(f"{k} {1e3 * a:.2f} → {1e3 * b:.2f} ms"
                                                                       for k, (a, b) in q["t_c"].items()) + ".")
     if "table3_4_measured" in T:
         lif = T["table3_4_measured"]
-        out["lif"] = f"Measured LIF lies between {lif['mean'].min():.3f} and {lif['mean'].max():.3f}."
+        out["lif"] = (f"Measured LIF lies between {lif['mean'].min():.3f} and {lif['mean'].max():.3f}"
+                      + (f" over {lif['framework'].nunique()} frameworks." if lif["framework"].nunique() > 1 else "."))
         if "lif_rho" in q:
             rho = q["lif_rho"]
             out["lif"] += (f" Higher LIF goes with {'lower' if rho.estimate < 0 else 'higher'} efficiency (Spearman "
@@ -71,12 +74,12 @@ def ch3_readings(res) -> dict:
         for model, g in sp[sp["gpus"] > 1].groupby("model", sort=False):
             parts.append(f"{model} " + " / ".join(f"{v:.2f}×" for v in g.sort_values("gpus")["speedup"]))
         errs = {k[5:]: max(e.estimate for e in v.values()) for k, v in q.items() if k.startswith("eq37_") and v}
-        out["speedup"] = ("Measured speedup on 2 / 3 workers: " + "; ".join(parts) + ". Eq. 3.7 fed with our own "
+        out["speedup"] = (f"{_short(q.get('label'), 'Measured')}: measured speedup on 2 / 3 workers: " + "; ".join(parts) + ". Eq. 3.7 fed with our own "
                           "single-worker phases and measured t_c predicts them within "
                           + ", ".join(f"{100 * v:.0f} % ({k} form)" for k, v in sorted(errs.items())) + ".")
     if "overlap" in q:
         vals = [e.estimate for e in q["overlap"].values()]
-        out["overlap"] = (f"DDP's overlapped all-reduce takes {min(vals):.2f}–{max(vals):.2f}× the phased iteration "
+        out["overlap"] = (f"{_short(q.get('label'), 'The')}: DDP's overlapped all-reduce takes {min(vals):.2f}–{max(vals):.2f}× the phased iteration "
                           "time on 2 and 3 workers: " + ("it helps everywhere." if max(vals) < 1 else
                                                         "overlap does not pay off in every cell on this machine."))
     if "lif_r2" in q:
@@ -84,15 +87,43 @@ def ch3_readings(res) -> dict:
                              + ", ".join(f"{e.estimate:.2f} [{e.lo:.2f}, {e.hi:.2f}] ({k})"
                                          for k, e in q["lif_r2"].items())
                              + " (95 % intervals), with one point per timed iteration.")
+    fw_text = _framework_reading(T, q)
+    if fw_text:
+        out["frameworks"] = fw_text
     chk = T["consistency_published"]
     bad = chk[chk["verdict"] == "inconsistent"].groupby("check").size()
     out["published"] = ("Inconsistent published cells per check: "
                         + "; ".join(f"{k}: {v}" for k, v in bad.items()) + ".") if len(bad) else \
         "Every published check is consistent."
     out["claims"] = f"In the claims ledger (measured and published) {verdict_counts(T['claims_ch3'])}."
-    out["summary"] = " ".join(out[k] for k in ("phases", "aggregation", "speedup", "overlap", "regression", "claims")
-                              if k in out)
+    out["summary"] = " ".join(out[k] for k in ("phases", "aggregation", "speedup", "overlap", "regression",
+                                               "frameworks", "claims") if k in out)
     return out
+
+
+def _short(label, default: str) -> str:
+    """``"PyTorch (cpu, measured)"`` → ``"PyTorch"``; ``default`` without a label."""
+    return str(label).split(" (")[0] if label else default
+
+
+def _framework_reading(T, q) -> str:
+    """The frameworks side by side: all-reduce time on 2 workers, best measured speedup, the framework claims."""
+    if len(q.get("frameworks", [])) < 2 or "table3_3_measured" not in T or "speedup_measured" not in T:
+        return ""
+    tc = T["table3_3_measured"]
+    tc2 = tc[tc["gpus"] == 2].groupby("framework", sort=False)["mean"].mean() * 1e3
+    sp = T["speedup_measured"]
+    sp = sp[(sp["variant"] == "measured") & (sp["gpus"] > 1)].groupby("framework", sort=False)["speedup"].max()
+    text = ("All-reduce on 2 workers, mean over the three models: "
+            + ", ".join(f"{_short(fw, '?')} {v:.1f} ms" for fw, v in tc2.sort_values().items())
+            + ". Best measured speedup on 2 or 3 workers: "
+            + ", ".join(f"{_short(fw, '?')} {v:.2f}×" for fw, v in sp.sort_values(ascending=False).items()) + ".")
+    led = T["claims_ch3"]
+    fw_rows = led[led["key"].str.startswith("fw_") | (led["key"] == "framework_ranking")]
+    if len(fw_rows):
+        text += " The thesis's framework claims on our runs: " + "; ".join(
+            f"\"{r.claim}\" {r.verdict}" for r in fw_rows.itertuples()) + "."
+    return text
 
 
 def ch4_readings(res) -> dict:

@@ -460,7 +460,9 @@ def adapter_main(factory, argv=None, doc: str = "") -> None:
     """The command line of every adapter: build ``factory(threads=, device=, data_root=)`` and serve requests."""
     import argparse
 
-    ap = argparse.ArgumentParser(description=doc.split("\n")[0] if doc else None)
+    module = getattr(factory, "__module__", "")
+    ap = argparse.ArgumentParser(prog=f"python -m {module}" if module.startswith("perfkit.") else None,
+                                 description=doc.split("\n")[0] if doc else None)
     ap.add_argument("--threads", type=int, default=int(os.environ.get("PERFKIT_THREADS", 1)),
                     help="intra-op threads per worker (default 1)")
     ap.add_argument("--device", default=os.environ.get("PERFKIT_DEVICE", "cpu"), choices=["cpu", "cuda"])

@@ -2,15 +2,16 @@
 
 Run one process per worker, with the environment ``torchrun`` sets::
 
-    torchrun --nproc_per_node 2 -m perfkit.torch_worker --requests req.jsonl --results out.jsonl
+    torchrun --nproc_per_node 2 -m perfkit.measure.adapters.pytorch --requests req.jsonl --results out.jsonl
 
 ``perfkit collect`` starts the workers itself with the same variables (it is a
-minimal torchrun) and talks to rank 0 through :mod:`perfkit.protocol`.
+minimal torchrun) and talks to rank 0 through :mod:`perfkit.measure.protocol`.
 Workers use ``torch.distributed`` with gloo on CPU and NCCL on CUDA; each CPU
 worker is pinned to ``--threads`` intra-op threads (default 1: one worker ≈
 one device).
 
-What one *phased* iteration times on each worker (``time.perf_counter``; on
+The loop that takes the timestamps is :class:`~perfkit.measure.adapters.common.StepTrainer`'s,
+shared by every framework; this module provides its hooks. What one *phased* iteration times on each worker (``time.perf_counter``; on
 CUDA, ``torch.cuda.synchronize()`` before every timestamp):
 
 ``t_md``  take the next global batch of ``batch_size × workers`` sample indices
@@ -38,12 +39,9 @@ backward and the communication that did not overlap, and ``t_c`` is NaN.
 """
 from __future__ import annotations
 
-import argparse
-import math
 import os
 import platform
 import sys
-import time
 from datetime import timedelta
 
 import torch
@@ -52,160 +50,82 @@ from torch.nn.parallel import DistributedDataParallel
 
 from .. import imagedata
 from ...schema import parse_volume
-from ..protocol import Adapter, serve, setup_failed
-from .common import run_task
+from ..protocol import Adapter
+from .common import StepTrainer, adapter_main, run_task
 from .torch_models import build_ch3_model, lenet5, make_optimizer, n_parameters
 
 __all__ = ["TorchAdapter", "main"]
 
-_STAMPS = ("t_md", "t_io", "t_h2d", "t_f", "t_b", "t_c", "t_u")
-#: what the timed intervals after the copy cover in each mode (perfkit.measure.adapters.common: "segments")
+#: what the timed intervals after the copy cover in each mode (perfkit.measure.adapters.common: "segments");
+#: with one worker there is no DDP, and both modes run the phased step
 SEGMENTS = {"phased": ["t_f", "t_b", "t_c", "t_u"], "overlapped": ["t_f", "t_b+t_c", "t_u"]}
-_now = time.perf_counter
 
 
-def _no_sync():
-    pass
-
-
-def _no_time():
-    return 0.0
-
-
-class _Trainer:
-    """One model replica with its optimizer and data on one worker."""
+class _Trainer(StepTrainer):
+    """One model replica with its optimizer and data on one worker (the hooks of :class:`StepTrainer`)."""
 
     def __init__(self, adapter: "TorchAdapter", model, loss_fn, target, optimizer_name, lr, dataset, batch, mode,
                  seed):
-        if mode not in ("phased", "overlapped"):
-            raise ValueError(f"mode: expected 'phased' or 'overlapped', got {mode!r}")
-        if int(batch) < 1:
-            raise ValueError(f"batch_size: expected >= 1, got {batch}")
-        self.a = adapter
-        self.rank, self.world, self.dev = adapter.rank, adapter.world_size, adapter.device
-        self.batch, self.mode, self.target = int(batch), mode, target
+        self.x_all, self.y_all = adapter.images(dataset) if isinstance(dataset, str) else dataset
+        super().__init__(adapter.rank, adapter.world_size, len(self.x_all), batch, mode, seed)
+        self.dev, self.target = adapter.device, target
         model = model.to(self.dev)
         if self.world > 1:
             for p in model.parameters():  # identical replicas (they are seeded alike; this makes it certain)
                 dist.broadcast(p.data, src=0)
         self.model = model
-        self.net = DistributedDataParallel(model) if mode == "overlapped" and self.world > 1 else model
+        self.ddp = mode == "overlapped" and self.world > 1
+        self.net = DistributedDataParallel(model) if self.ddp else model
         self.loss_fn = loss_fn
         self.opt = make_optimizer(optimizer_name, model.parameters(), float(lr))
         self.params = [p for p in model.parameters() if p.requires_grad]
-        self.x_all, self.y_all = adapter.images(dataset) if isinstance(dataset, str) else dataset
-        self.n = len(self.x_all)
-        self.seed = int(seed)
-        self.gen = torch.Generator().manual_seed(int(seed))  # the same permutation on every rank
-        self.perm, self.pos = torch.randperm(self.n, generator=self.gen), 0
+        self.loss = None
         torch.manual_seed(int(seed) * 1009 + self.rank + 1)  # dropout masks differ between ranks
 
     def sync(self):
         if self.dev.type == "cuda":
             torch.cuda.synchronize(self.dev)
 
-    def _global_shard(self):
-        g = self.batch * self.world
-        if self.pos + g > self.n:
-            self.perm, self.pos = torch.randperm(self.n, generator=self.gen), 0
-        idx = self.perm[self.pos:self.pos + g].view(self.world, self.batch)[self.rank].clone()
-        self.pos += g
-        return idx
+    def load(self, idx):
+        idx = torch.from_numpy(idx)
+        return self.x_all.index_select(0, idx).float().div_(255.0), self.y_all.index_select(0, idx).long()
 
-    def step(self, stamps: list | None, take=None):
-        """One iteration; appends its 8 timestamps to ``stamps`` when given.
+    def to_device(self, host):
+        return host[0].to(self.dev), host[1].to(self.dev)
 
-        Without ``stamps`` the iteration takes no timestamps and does not
-        synchronise between phases: that is the bare loop the overhead benchmark
-        compares with, and the loop a whole epoch runs.
-        """
-        net = self.net
-        if stamps is None:
-            sync, _now = _no_sync, _no_time
-        else:
-            sync, _now = self.sync, time.perf_counter
-        sync()
-        t0 = _now()
-        idx = self._global_shard() if take is None else take()
-        t1 = _now()
-        x = self.x_all.index_select(0, idx).float().div_(255.0)
-        y = self.y_all.index_select(0, idx).long()
-        t2 = _now()
-        x, y = x.to(self.dev), y.to(self.dev)
-        sync()
-        t3 = _now()
-        out = net(x)
-        loss = self.loss_fn(out, x.flatten(1) if self.target == "input" else y)
-        sync()
-        t4 = _now()
-        loss.backward()
-        sync()
-        t5 = _now()
-        if self.mode == "phased" and self.world > 1:
-            grads = [p.grad for p in self.params]
-            flat = torch._utils._flatten_dense_tensors(grads)
-            dist.all_reduce(flat)
-            flat.div_(self.world)
-            for g, v in zip(grads, torch._utils._unflatten_dense_tensors(flat, grads)):
-                g.copy_(v)
-            sync()
-        t6 = _now()
+    def _forward(self):
+        x, y = self.batch_on_device
+        out = self.net(x)
+        self.loss = self.loss_fn(out, x.flatten(1) if self.target == "input" else y)
+
+    def _backward(self):
+        self.loss.backward()
+        self.loss = None
+
+    def _allreduce(self):
+        if self.world == 1:
+            return
+        grads = [p.grad for p in self.params]
+        flat = torch._utils._flatten_dense_tensors(grads)
+        dist.all_reduce(flat)
+        flat.div_(self.world)
+        for g, v in zip(grads, torch._utils._unflatten_dense_tensors(flat, grads)):
+            g.copy_(v)
+
+    def _update(self):
         self.opt.step()
         self.opt.zero_grad(set_to_none=False)
-        sync()
-        t7 = _now()
-        if stamps is not None:
-            stamps.append((t0, t1, t2, t3, t4, t5, t6, t7))
 
-    def timed(self, n: int) -> list[dict]:
-        """``n`` iterations with per-phase times (seconds)."""
-        stamps: list = []
-        for _ in range(n):
-            self.step(stamps)
-        self.sync()
-        end = _now()
-        rows = []
-        for i, s in enumerate(stamps):
-            nxt = stamps[i + 1][0] if i + 1 < len(stamps) else end
-            row = {k: s[j + 1] - s[j] for j, k in enumerate(_STAMPS)}
-            if self.mode == "overlapped" and self.world > 1:
-                row["t_c"] = math.nan
-            row["t_iter"] = nxt - s[0]
-            rows.append(row)
-        return rows
+    def segments(self, mode):
+        if self.ddp:  # DDP's bucketed all-reduce runs inside backward
+            return [("t_f", self._forward), ("t_b+t_c", self._backward), ("t_u", self._update)]
+        return [("t_f", self._forward), ("t_b", self._backward), ("t_c", self._allreduce), ("t_u", self._update)]
 
-    def bare(self, n: int) -> float:
-        """Wall time of ``n`` iterations with no per-phase bookkeeping (for the overhead benchmark)."""
-        self.sync()
-        t = _now()
-        for _ in range(n):
-            self.step(None)
-        self.sync()
-        return _now() - t
+    def grad_sum(self) -> float:
+        return float(sum(p.grad.double().sum() for p in self.params))
 
-    def epoch(self, barrier=None) -> tuple[int, float]:
-        """One whole epoch as DistributedSampler splits it (padded to a multiple of workers, last batch partial)."""
-        g = torch.Generator().manual_seed(self.seed + 7919)
-        perm = torch.randperm(self.n, generator=g)
-        total = math.ceil(self.n / self.world) * self.world
-        perm = torch.cat([perm, perm[: total - self.n]])
-        shard = perm[self.rank::self.world]
-        n_steps = math.ceil(len(shard) / self.batch)
-        pos = [0]
-
-        def take():
-            idx = shard[pos[0]:pos[0] + self.batch]
-            pos[0] += self.batch
-            return idx
-
-        if barrier is not None:
-            barrier()
-        self.sync()
-        t = _now()
-        for _ in range(n_steps):
-            self.step(None, take)
-        self.sync()
-        return n_steps, _now() - t
+    def weight_sum(self) -> float:
+        return float(sum(p.detach().double().abs().sum() for p in self.model.parameters()))
 
 
 class TorchAdapter(Adapter):
@@ -258,7 +178,7 @@ class TorchAdapter(Adapter):
                 "versions": {"torch": torch.__version__, "numpy": numpy.__version__,
                              "cuda": torch.version.cuda, "cudnn": torch.backends.cudnn.version() if gpu else None},
                 "data": "real files under " + self.data_root if self.data_root else "synthetic (real shapes and sizes)",
-                "segments": SEGMENTS}
+                "segments": SEGMENTS if self.world_size > 1 else {m: SEGMENTS["phased"] for m in SEGMENTS}}
 
     def broadcast(self, obj):
         if self.world_size == 1:
@@ -312,30 +232,7 @@ class TorchAdapter(Adapter):
 
 
 def main(argv=None) -> None:
-    ap = argparse.ArgumentParser(prog="python -m perfkit.torch_worker", description=__doc__.split("\n")[0])
-    ap.add_argument("--threads", type=int, default=int(os.environ.get("PERFKIT_THREADS", 1)),
-                    help="intra-op threads per worker (default 1)")
-    ap.add_argument("--device", default=os.environ.get("PERFKIT_DEVICE", "cpu"), choices=["cpu", "cuda"])
-    ap.add_argument("--data-root", default=os.environ.get("PERFKIT_DATA_ROOT") or None,
-                    help="folder with mnist/, fashion_mnist/, cifar10/ real files (default: synthetic)")
-    ap.add_argument("--requests", default=None, help="JSON-lines requests (rank 0; default stdin)")
-    ap.add_argument("--results", default=None, help="JSON-lines results (rank 0; default stdout)")
-    args = ap.parse_args(argv)
-    if args.threads < 1:
-        setup_failed(ValueError(f"--threads: expected an integer >= 1, got {args.threads}"))
-    try:
-        adapter = TorchAdapter(threads=args.threads, device=args.device, data_root=args.data_root)
-    except (RuntimeError, ValueError, OSError) as exc:
-        setup_failed(exc)
-    req = open(args.requests) if args.requests and adapter.rank == 0 else None
-    res = open(args.results, "a", buffering=1) if args.results and adapter.rank == 0 else None
-    serve(adapter, requests=req, results=res)
-    for fh in (req, res, sys.stdout, sys.stderr):
-        if fh is not None:
-            fh.flush() if fh in (sys.stdout, sys.stderr) else fh.close()
-    # Skip interpreter teardown: gloo's C++ threads can abort ("terminate called without an active
-    # exception") while static destructors run, turning a clean run into SIGABRT under load.
-    os._exit(0)
+    adapter_main(TorchAdapter, argv, doc=__doc__)
 
 
 if __name__ == "__main__":
