@@ -18,7 +18,7 @@ help:
 	@echo "make test                 run the test suite"
 	@echo "make lab                  open JupyterLab on the repository: notebooks/ and the executed copies in build/"
 	@echo "make setup                only create .venv and install perfkit"
-	@echo "make frameworks           build the TensorFlow, JAX and MXNet/Chainer environments under .envs/ (about 4 min, 1.7 GB)"
+	@echo "make frameworks           build the TensorFlow, JAX and MXNet/Chainer environments under .envs/ (2.6 GB)"
 	@echo "make collect              measure this machine: ch3, noise, epoch, ch4 (about 45 min on 2 cores)"
 	@echo "make collect-frameworks   Chapter 3 phases + a short noise floor in TensorFlow, MXNet, Chainer and JAX"
 	@echo "make collect-ch5          Chapter 5: volume study, then 1500 3D-ResAttNet-18 samples (about 4 h on 2 cores)"

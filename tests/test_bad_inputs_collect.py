@@ -39,7 +39,7 @@ OPTION_CASES = [
     ("option-of-another-kind", "ch4", ["--rounds", "3"], "--rounds"),
     ("max-epoch-seconds-zero", "epoch", ["--max-epoch-seconds", "0"], "max_epoch_seconds"),
     ("rounds-zero", "noise", ["--rounds", "0"], "rounds"),
-    ("framework-unknown", "ch4", ["--framework", "tensorflow"], "framework"),
+    ("framework-unknown", "ch4", ["--framework", "caffe"], "framework"),
     ("python-missing", "ch4", ["--python", "/nonexistent/python"], "--python"),
     ("data-root-missing", "ch4", ["--data-root", "/nonexistent/data"], "--data-root"),
 ]

@@ -50,7 +50,7 @@ BAD = [
      "no usable 'overlapped' rows"),
     ("ch3", dict(measured_csv="{tmp}/binary.csv"), "measured_csv", "cannot be read as CSV"),
     ("ch3", dict(framework_csvs=["no/such/file.csv"]), "framework_csvs", "item 'no/such/file.csv': 'no/such/file.csv' not found"),
-    ("ch3", dict(framework_csvs="data/measured/jax-cpu/ch3_phases.csv"), "framework_csvs", "a list (possibly empty)"),
+    ("ch3", dict(framework_csvs="data/measured/jax-cpu/ch3_phases.csv"), "framework_csvs", "expected a list"),
     ("ch3", dict(framework_csvs=[CH4_CSV]), "framework_csvs", "has no column 'model'"),
     ("ch3", dict(figures_dir="{tmp}/notes.txt"), "figures_dir", "is a file"),
     ("ch3", dict(quick="yes"), "quick", "True or False"),
