@@ -81,3 +81,17 @@ def test_plots_return_axes_and_reject_unknown_model(t32):
     plt.close("all")
     with pytest.raises(ValueError, match="model"):
         plots.plot_phase_bars(t32, "ResNet")
+
+
+def test_other_frameworks_alone_without_a_main_file():
+    """measured_csv="" with framework_csvs: the frameworks' tables, figures and framework claims, no PyTorch claims."""
+    from perfkit.chapters import ch3
+
+    r = ch3.analyse(measured_csv="", framework_csvs=list(ch3.FRAMEWORK_CSVS))
+    fws = set(r.tables["table3_2_measured"]["framework"])
+    assert {f.split(" (")[0] for f in fws} == {"TensorFlow", "MXNet", "Chainer", "JAX"}
+    assert "fig3_8_breakdown_cnn_2w" in r.figures and "fig3_5_speedup_cnn_measured" in r.figures
+    led = r.tables["claims_ch3"].set_index("key")["verdict"]
+    assert led["fw_mxnet_aggregation"] in ("holds", "does not hold", "inconclusive")
+    assert led["t_c_grows"] == "cannot be tested here"
+    assert len(r.tables["framework_setup"]) == 4

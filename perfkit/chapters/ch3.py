@@ -738,7 +738,7 @@ def analyse(params: Params | None = None, /, **kwargs) -> ChapterResult:
     T, V, F, q = res.tables, res.views, res.figures, res.numbers
     t32, t33, t34, t35 = (load_thesis_table(n) for n in ("3.2", "3.3", "3.4", "3.5"))
 
-    measured = measured_all = None
+    measured = measured_all = label = None
     if p.measured_csv:
         mpath = resolve(p.measured_csv)
         measured_all = load_phases(mpath, mode=None)
@@ -761,7 +761,7 @@ def analyse(params: Params | None = None, /, **kwargs) -> ChapterResult:
     if files:
         T["framework_setup"] = framework_setup(files)
     multi = measured is not None and bool((measured["workers"] > 1).any())
-    q["label"] = label if measured is not None else None
+    q["label"] = label
     frameworks = list(dict.fromkeys(every["framework"])) if every is not None else []
     q["frameworks"] = frameworks
 
@@ -830,8 +830,8 @@ def analyse(params: Params | None = None, /, **kwargs) -> ChapterResult:
             fig, ax = plots.new_figure(figsize=(6.8, 3.6))
             shown = speedups[(speedups["variant"] == "measured") | (speedups["framework"] == label)]
             plots.plot_speedup(shown, model, ax=ax, unit="workers")
-            ax.set_title(f"{model}: measured speedup of every framework (dotted),\nand eq. 3.7 from "
-                         f"{label.split(' (')[0]}'s phases", fontsize=8)
+            ax.set_title(f"{model}: measured speedup of every framework (dotted)"
+                         + (f",\nand eq. 3.7 from {label.split(' (')[0]}'s phases" if label else ""), fontsize=8)
             F[f"fig3_{FIGURE_NUMBERS[model][1]}_speedup_{model.lower()}_measured"] = fig
     if multi:
         q["speedup_table"] = ph.measured_speedup(measured, n_train=p.n_train)
