@@ -11,7 +11,7 @@ ifeq ($(QUICK),1)
 REPRO_FLAGS := --quick --figures-dir build/quick/figures
 endif
 
-.PHONY: help setup frameworks reproduce test lab clean collect collect-ch5 collect-frameworks
+.PHONY: help setup frameworks reproduce test lab clean collect collect-ch5 collect-frameworks collect-frameworks-ch4
 
 help:
 	@echo "make reproduce [QUICK=1]  execute every chapter notebook (build/ + figures/)"
@@ -21,6 +21,7 @@ help:
 	@echo "make frameworks           build the TensorFlow, JAX and MXNet/Chainer environments under .envs/ (2.6 GB)"
 	@echo "make collect              measure this machine: ch3, noise, epoch, ch4 (about 45 min on 2 cores)"
 	@echo "make collect-frameworks   Chapter 3 phases + a short noise floor in TensorFlow, MXNet, Chainer and JAX"
+	@echo "make collect-frameworks-ch4  Chapter 4 in TensorFlow, MXNet (1500 samples), Chainer and JAX (CH4_SMALL_SAMPLES)"
 	@echo "make collect-ch5          Chapter 5: volume study, then 1500 3D-ResAttNet-18 samples (about 4 h on 2 cores)"
 
 $(STAMP): pyproject.toml constraints.txt
@@ -83,6 +84,18 @@ collect-frameworks: $(STAMP) $(FRAMEWORK_STAMPS)
 	set -e; for fw in $(OTHER_FRAMEWORKS); do \
 	  $(VENV)/bin/perfkit collect ch3   --framework $$fw --device $(DEVICE); \
 	  $(VENV)/bin/perfkit collect noise --framework $$fw --device $(DEVICE) --samples 20 --rounds 3; \
+	done
+
+# Chapter 4 across frameworks: the same configurations as PyTorch's (same sampler and seed), one framework at a
+# time (resumable: re-run after an interruption; a larger --samples later extends a file with the same samples).
+# TensorFlow and MXNet take 1500 samples (about 40 and 30 min on 2 cores); Chainer and JAX CH4_SMALL_SAMPLES.
+CH4_SMALL_SAMPLES ?= 500
+collect-frameworks-ch4: $(STAMP) $(FRAMEWORK_STAMPS)
+	set -e; for fw in tensorflow mxnet; do \
+	  $(VENV)/bin/perfkit collect ch4 --framework $$fw --device $(DEVICE); \
+	done; \
+	for fw in chainer jax; do \
+	  $(VENV)/bin/perfkit collect ch4 --framework $$fw --device $(DEVICE) --samples $(CH4_SMALL_SAMPLES); \
 	done
 
 # Chapter 5. On a GPU pass VOLUME=181x217x181 for full-size volumes (the volume study keeps its own sizes).

@@ -29,6 +29,7 @@ def files(tmp_path_factory):
     failed.loc[failed.index[:400], "status"] = "failed"  # 1100 usable rows of 1500
     failed.to_csv(d / "ch4_failed.csv", index=False)
     ch4_full.head(300).to_csv(d / "ch4_short.csv", index=False)
+    ch4_full.head(20).to_csv(d / "ch4_tiny.csv", index=False)
     ch3_rows = pd.read_csv(root / CH3_CSV, nrows=400)
     ch3_rows[ch3_rows["mode"] == "phased"].to_csv(d / "ch3_phased_only.csv", index=False)
     (d / "binary.csv").write_bytes(b"\xff\xfe\x00\x81garbage\x00")
@@ -76,6 +77,10 @@ BAD = [
     ("ch4", dict(engine="foo"), "engine", "'varpro', 'thesis'"),
     ("ch4", dict(n_jobs=0), "n_jobs", "-1"),
     ("ch4", dict(dataset="missing.csv"), "dataset", "not found"),
+    ("ch4", dict(framework_datasets=["missing.csv"]), "framework_datasets", "item 'missing.csv'"),
+    ("ch4", dict(framework_datasets="data/measured/mxnet-cpu/ch4_lenet5.csv"), "framework_datasets", "a list"),
+    ("ch4", dict(framework_datasets=[CH3_CSV]), "framework_datasets", "has no column"),
+    ("ch4", dict(framework_datasets=["{tmp}/ch4_tiny.csv"]), "framework_datasets", "20 usable rows"),
     ("ch4", dict(dataset="data/measured"), "dataset", "is a folder"),
     ("ch4", dict(dataset=CH3_CSV), "dataset", "has no column"),
     ("ch4", dict(dataset=""), "dataset", "existing file"),
@@ -115,7 +120,12 @@ BAD = [
 
 
 def _fill(params, tmp):
-    return {k: v.format(tmp=tmp) if isinstance(v, str) else v for k, v in params.items()}
+    def fill(v):
+        if isinstance(v, str):
+            return v.format(tmp=tmp)
+        return [fill(x) for x in v] if isinstance(v, list) else v
+
+    return {k: fill(v) for k, v in params.items()}
 
 
 def _ids():

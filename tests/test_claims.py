@@ -159,6 +159,16 @@ CASES = {
     ("ch4", "framework_ranking"): ({"framework_q": {"tensorflow": ev(-0.74, -0.75, -0.73), "pytorch": ev(-1.0, -1.01, -0.99)}},
                                    {"framework_q": {"tensorflow": ev(-1.0, -1.01, -0.99), "mxnet": ev(-0.7, -0.71, -0.69)}},
                                    {"framework_q": {"tensorflow": ev(-1.0, -1.1, -0.9), "mxnet": ev(-1.0, -1.1, -0.9)}}),
+    ("ch4", "fw_mxnet_most_accurate"): ({"framework_mape": {"MXNet": ev(7, 6.5, 7.5), "TensorFlow": ev(10, 9.5, 10.5),
+                                                            "PyTorch": ev(14, 13, 15)}},
+                                        {"framework_mape": {"MXNet": ev(20, 19, 21), "TensorFlow": ev(10, 9.5, 10.5)}},
+                                        {"framework_mape": {"MXNet": ev(10, 8, 12), "PyTorch": ev(10.2, 9.9, 10.5)}}),
+    ("ch4", "fw_adam_direction"): ({"framework_effects": {"PyTorch": effects(optimizer__sgd=-0.07),
+                                                          "MXNet": effects(optimizer__sgd=0.05)}},
+                                   {"framework_effects": {"PyTorch": effects(optimizer__sgd=0.07),
+                                                          "MXNet": effects(optimizer__sgd=0.05)}},
+                                   {"framework_effects": {"TensorFlow": effects(0.02, optimizer__sgd=-0.01),
+                                                          "MXNet": effects(optimizer__sgd=0.05)}}),
     ("ch4", "published_a_bounds"): ({"published_a": {"x": ev(6.07, 6.065, 6.075)}}, {"published_a": {"x": ev(-0.57, -0.575, -0.565)}},
                                     {"published_a": {"x": ev(0.0, -0.005, 0.005)}}),
     ("ch4", "published_44_vs_j5"): ({"published_44_vs_j5": {"MXNet": X(-1.0)}, "published_44_vs_j5_values": {"MXNet": (7, 7)}},
@@ -338,3 +348,27 @@ def test_framework_quantities_on_constructed_runs():
     # without MXNet nothing about MXNet can be said
     q2 = ch3.framework_quantities(_runs({k: v for k, v in fw.items() if not k.startswith("MXNet")}))
     assert "fw_mxnet_tc" not in q2 and "fw_mxnet_efficiency" not in q2 and "fw_tf_cnn_forward" in q2
+
+
+def test_framework_claims_need_the_frameworks_they_name():
+    """A framework claim on frameworks the thesis does not name (or on one framework) is not a verdict."""
+    most = next(c for c in ch4.CLAIMS if c.key == "fw_mxnet_most_accurate")
+    assert most.judge({"framework_mape": {"PyTorch": ev(10, 9, 11), "JAX": ev(5, 4, 6)}})["verdict"] == \
+        "cannot be tested here"
+    adam = next(c for c in ch4.CLAIMS if c.key == "fw_adam_direction")
+    assert adam.judge({"framework_effects": {"PyTorch": effects(optimizer__sgd=-0.07),
+                                             "JAX": effects(optimizer__sgd=0.05)}})["verdict"] == "cannot be tested here"
+    # JAX and Chainer are measured but not part of the thesis's claims: they do not change the verdict
+    with_jax = {"PyTorch": effects(optimizer__sgd=-0.07), "MXNet": effects(optimizer__sgd=0.05),
+                "JAX": effects(optimizer__sgd=-0.5)}
+    assert adam.judge({"framework_effects": with_jax})["verdict"] == "holds"
+
+
+def test_claims_by_framework_lays_each_frameworks_verdicts_side_by_side():
+    measured = [c for c in ch4.CLAIMS if c.key in ("l2_beats_l1", "svr_worst")]
+    good, bad = CASES[("ch4", "l2_beats_l1")][0], CASES[("ch4", "l2_beats_l1")][1]
+    led = pd.concat([judge_all("4", "a.csv", measured[:1], good),
+                     judge_all("4", "b.csv", measured[:1], bad).assign(key="l2_beats_l1.mxnet")])
+    view = ch4.claims_by_framework(led, ["pytorch-cpu", "mxnet-cpu"])
+    row = view.loc["L2 beats L1 on MAPE, MSE and RMSE"]
+    assert row["pytorch-cpu"].startswith("holds") and row["mxnet-cpu"].startswith("does not hold")

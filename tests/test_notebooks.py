@@ -105,17 +105,30 @@ def test_ch4_claims_ledger_is_computed(tmp_path):
 
     figs = tmp_path / "figures"
     run_notebook(notebook_path("ch4"), build_dir=tmp_path / "build",
-                 parameters={"quick": True, "figures_dir": str(figs)}, progress=False)
+                 parameters={"quick": True, "figures_dir": str(figs),
+                             "framework_datasets": ["data/measured/mxnet-cpu/ch4_lenet5.csv"]}, progress=False)
     made = {p.name for p in (figs / "ch4").iterdir()}
     for stem in ("table4_2", "table4_3", "table4_4", "table4_5", "journal_table5", "journal_table6",
-                 "conference_table1", "conference_table2", "lambda_sweep", "claims_ch4"):
+                 "conference_table1", "conference_table2", "lambda_sweep", "claims_ch4", "ext_paired_ratios",
+                 "ext_pooled_vs_per_framework"):
         assert f"{stem}.csv" in made
-    # the default dataset is PyTorch: the thesis's PyTorch numbers (4.5, 4.8, 4.11, 4.14), then 4.15-4.17
+    # PyTorch and MXNet: the thesis's PyTorch numbers (4.5, 4.8, 4.11, 4.14), MXNet's (4.4, 4.7, 4.10, 4.13), then
+    # 4.15-4.17 with both
     for stem in ("fig4_5_de_pred_vs_measured", "fig4_8_de_l2_pred_vs_measured", "fig4_11_rf_pred_vs_measured",
-                 "fig4_14_svr_pred_vs_measured", "fig4_15_r2_vs_lambda", "fig4_16_intrinsic_coef_paths",
-                 "fig4_17_categorical_extrinsic_coef_paths"):
+                 "fig4_14_svr_pred_vs_measured", "fig4_4_de_pred_vs_measured", "fig4_7_de_l2_pred_vs_measured",
+                 "fig4_10_rf_pred_vs_measured", "fig4_13_svr_pred_vs_measured", "fig4_15_r2_vs_lambda",
+                 "fig4_16_intrinsic_coef_paths", "fig4_17_categorical_extrinsic_coef_paths",
+                 "ext_paired_framework_ratios"):
         assert f"{stem}.png" in made
     assert not {"fig4_3_de_pred_vs_measured.png", "fig4_9_rf_pred_vs_measured.png"} & made  # TensorFlow's numbers
+    t44 = pd.read_csv(figs / "ch4" / "table4_4.csv")
+    assert {"pytorch-cpu", "mxnet-cpu", "thesis_MXNet"} <= set(t44.columns) and t44["mxnet-cpu"].notna().all()
+    paired = pd.read_csv(figs / "ch4" / "ext_paired_ratios.csv")
+    overall = paired[paired["factor"] == "all"].iloc[0]
+    assert overall["framework"] == "mxnet-cpu" and overall["lo"] <= overall["ratio"] <= overall["hi"]
+    pooled = pd.read_csv(figs / "ch4" / "ext_pooled_vs_per_framework.csv")
+    assert set(pooled["framework"]) == {"pytorch-cpu", "mxnet-cpu"} and set(pooled["method"]) == {
+        "DE+L2", "log-linear", "RF"}
     conf1 = pd.read_csv(figs / "ch4" / "conference_table1.csv").set_index("method")
     assert conf1.loc["DE", "thesis_PyTorch"] == 3.55 and conf1.filter(like="_MAE").notna().all().all()
     j6 = pd.read_csv(figs / "ch4" / "journal_table6.csv")
@@ -126,6 +139,12 @@ def test_ch4_claims_ledger_is_computed(tmp_path):
     # the published-number checks are fixed facts of the transcribed tables
     pub = claims[claims["claim"].str.startswith("published:")].set_index("claim")["verdict"]
     assert pub["published: every fitted a lies in the bounds [0, 1000]"] == "does not hold"
+    # every measured claim once per framework (MXNet's keys carry ".mxnet"), the framework claims once
+    keys = set(claims["key"])
+    assert {"l2_beats_l1", "l2_beats_l1.mxnet", "q_batch.mxnet", "framework_ranking", "fw_mxnet_most_accurate",
+            "fw_adam_direction"} <= keys
+    assert claims.set_index("key").loc["q_batch.mxnet", "data"] == "mxnet-cpu/ch4_lenet5.csv"
+    assert claims.set_index("key").loc["framework_ranking", "verdict"] == "cannot be tested here"  # no TensorFlow
 
 
 def test_unknown_chapter():

@@ -34,7 +34,7 @@ from .result import (ChapterResult, Check, ParameterError, ParamsBase, at_least,
 
 __all__ = ["Params", "check_params", "check_steps_file", "analyse", "CLAIMS", "make_model", "params_side_by_side",
            "error_row", "thesis_mape", "heldout_errors", "heldout_predictions", "level_ratio", "r2_drop",
-           "seed_statistic", "framework_powers"]
+           "seed_statistic", "framework_powers", "claims_by_framework", "FRAMEWORK_DATASETS", "FRAMEWORK_KEYS"]
 
 #: columns a chapter 4/5 model may take as its target (what ``perfkit collect`` times)
 TARGETS = ("epoch_time", "step_time")
@@ -56,12 +56,29 @@ FIT_CHECKS = {
 }
 
 
+#: the other frameworks' Chapter 4 files measured here, fitted beside ``dataset`` (same sampler and seed)
+FRAMEWORK_DATASETS = tuple(f"data/measured/{fw}-cpu/ch4_lenet5.csv" for fw in ("mxnet",))
+#: fewest usable rows of a framework's file (its split is scaled down in proportion below n_fit + n_test)
+MIN_FRAMEWORK_ROWS = 60
+
+
+def _files_test(v):
+    if not isinstance(v, (list, tuple)):
+        return False
+    for item in v:
+        verdict = existing_file("a `perfkit collect ch4` output").test(item)
+        if verdict is not True:
+            return f"item {item!r}: " + (verdict if isinstance(verdict, str) else "not a path")
+    return True
+
+
 @dataclass(frozen=True)
 class Params(ParamsBase):
     """Parameters of Chapter 4 (the notebook's ``parameters`` cell); :data:`Params.CHECKS` are their rules."""
 
     quick: bool = False  # small budgets for tests: fewer seeds, a short λ grid, few DE generations
     dataset: str = "data/measured/pytorch-cpu/ch4_lenet5.csv"  # perfkit collect ch4 output
+    framework_datasets: tuple = FRAMEWORK_DATASETS  # other frameworks' ch4 files (same sampler and seed); () for one
     target: str = "epoch_time"  # column to model: epoch_time (the thesis reading) or step_time
     n_fit: int = 1000  # rows to fit on (the thesis: 1000; its journal paper: 900)
     n_test: int = 500  # rows held out (the thesis: 500; its journal paper: 600)
@@ -80,6 +97,8 @@ class Params(ParamsBase):
     CHECKS = {
         **FIT_CHECKS,
         "dataset": existing_file("a `perfkit collect ch4` output"),
+        "framework_datasets": Check("a list (possibly empty) of existing `perfkit collect ch4` files",
+                                    lambda v: _files_test(v)),
         "lam_l2": number_at_least(0),
         "lam_l1": number_at_least(0),
         "lams": grid(number_at_least(0, strict=True), "finite numbers > 0 (a log axis)"),
@@ -144,10 +163,18 @@ def check_params(**params) -> Params:
 
     Applies :data:`Params.CHECKS` (names, types, values; :func:`~perfkit.chapters.result.make_params`),
     then reads ``dataset``: ``target`` must be one of its columns and ``n_fit + n_test`` must not
-    exceed its usable rows (quick mode scales the split down instead). Nothing is fitted.
+    exceed its usable rows (quick mode scales the split down instead). Every file of
+    ``framework_datasets`` must be a ch4 file with the target and at least
+    :data:`MIN_FRAMEWORK_ROWS` usable rows; a shorter one (a partial collection) is split in
+    the proportion n_fit : n_test. Nothing is fitted.
     """
     p = make_params(Params, params)
     check_steps_file("dataset", p.dataset, p.target, "ch4", p.n_fit, p.n_test, p.quick)
+    for item in p.framework_datasets:
+        n = check_steps_file("framework_datasets", item, p.target, "ch4", p.n_fit, p.n_test, quick=True)
+        if n < MIN_FRAMEWORK_ROWS and not p.quick:
+            raise ParameterError(f"framework_datasets: {item} has {n} usable rows (status ok); a framework's file "
+                                 f"needs at least {MIN_FRAMEWORK_ROWS} (its split is scaled down in proportion)")
     return p
 
 
@@ -229,7 +256,7 @@ def heldout_predictions(fit_name: str = "DE+L2", **params):
     fits = ("DE", "DE+L1", "DE+L2")
     if fit_name not in fits:
         raise ParameterError(f"fit_name: got {fit_name!r}; expected one of {', '.join(map(repr, fits))}")
-    p = check_params(**params)
+    p = check_params(**{"framework_datasets": (), **params})  # one file: the other frameworks' are not read
     penalty, lam = {"DE": (None, 0.0), "DE+L1": ("l1", p.lam_l1), "DE+L2": ("l2", p.lam_l2)}[fit_name]
     X, y, _ = load_steps(resolve(p.dataset), target=p.target)
     X_fit, X_test, y_fit, y_test = thesis_split(X, y, n_fit=p.n_fit, n_test=p.n_test, seed=p.split_seed)
@@ -244,6 +271,8 @@ _B = f"{B} bootstrap resamples"
 #: where the resamples of each kind of quantity come from (the ledger's ``resampling`` column)
 SOURCES = {
     "heldout": f"{_B} of the held-out rows, the same rows for every model (paired)",
+    "heldout_fw": f"{_B} of each framework's held-out rows, the same row positions in every framework (paired where "
+                  "the files hold the same configurations)",
     "seeds": f"{_B} of the fit's seeds",
     "sweep": f"{_B} of the seeds at each λ",
     "effects": f"{B} draws from the normal approximation (HC3 covariance) of an OLS fit of log time on every "
@@ -403,13 +432,14 @@ def _l2_spread(q):
     return Evidence.combine(np.max, ratios)
 
 
-def level_ratio(effects, factor: str, level: str, reference: str):
+def level_ratio(effects, factor: str, level: str, reference: str, seed=None):
     """Time at ``factor=level`` over time at ``factor=reference``, other hyperparameters fixed, as :class:`Evidence`.
 
     ``effects`` is ``(params, cov, levels)`` of :func:`perfkit.model.scaling.level_effects`; the draws come
-    from the coefficients' normal approximation. None when a level was not measured.
+    from the coefficients' normal approximation (``seed``: another seed for independent draws, e.g. one per
+    framework). None when a level was not measured.
     """
-    from ..report.uncertainty import Evidence, normal_draws
+    from ..report.uncertainty import SEED, Evidence, normal_draws
 
     params, cov, levels = effects
     names = list(params.index)
@@ -419,7 +449,7 @@ def level_ratio(effects, factor: str, level: str, reference: str):
     for lv, sign in ((level, 1.0), (reference, -1.0)):
         if f"{factor}={lv}" in names:  # the reference level has no column (β = 0)
             w[names.index(f"{factor}={lv}")] += sign
-    draws = normal_draws(params.to_numpy(), cov.to_numpy())
+    draws = normal_draws(params.to_numpy(), cov.to_numpy(), seed=SEED if seed is None else seed)
     return Evidence.from_samples(float(np.exp(w @ params.to_numpy())), np.exp(draws @ w), SOURCES["effects"])
 
 
@@ -502,8 +532,57 @@ def _pairs_text(pairs, unit: str = "") -> str:
     return "; ".join(f"{fw}: {a:g}{unit} vs {b:g}{unit}" for fw, (a, b) in pairs.items())
 
 
+#: the thesis's L2 fit is most accurate on this framework (Table 4.4: MXNet 7 %, TensorFlow 10 %, PyTorch 27 %)
+MOST_ACCURATE = "MXNet"
+#: Adam costs more than SGD in these frameworks and less in MXNet (§4.3.1-4.3.2, Table 4.2)
+ADAM_DEARER = ("PyTorch", "TensorFlow")
+
+
+def _most_accurate(q):
+    """Per resample, the smallest margin MAPE(other) − MAPE(MXNet) of the L2 fit over the thesis's other frameworks."""
+    from ..report.uncertainty import Evidence
+
+    m = q["framework_mape"]
+    others = [m[fw] for fw in ("TensorFlow", "PyTorch") if fw in m]
+    if MOST_ACCURATE not in m or not others:
+        return None
+    return Evidence.combine(np.min, [Evidence.combine(lambda a, axis: a[0] - a[1], [o, m[MOST_ACCURATE]])
+                                     for o in others])
+
+
+def _most_accurate_text(q) -> str:
+    return "held-out MAPE of the L2 fit: " + "; ".join(f"{fw} {e.text(3)} %" for fw, e in q["framework_mape"].items())
+
+
+def _adam_direction(q):
+    """Per resample, the smallest of log(Adam / SGD) in PyTorch and TensorFlow and log(SGD / Adam) in MXNet."""
+    from ..report.uncertainty import SEED, Evidence
+
+    eff = q["framework_effects"]
+    parts = []
+    for k, fw in enumerate(sorted(eff)):
+        if fw in ADAM_DEARER or fw == "MXNet":
+            r = level_ratio(eff[fw], "optimizer", "adam", "sgd", seed=[SEED, k])
+            if r is None:
+                return None
+            sign = 1.0 if fw in ADAM_DEARER else -1.0
+            parts.append(Evidence.combine(lambda a, axis, s=sign: s * np.log(a[0]), [r]))
+    if "MXNet" not in eff or not set(ADAM_DEARER) & set(eff):
+        return None
+    return Evidence.combine(np.min, parts)
+
+
+def _adam_text(q) -> str:
+    eff = q["framework_effects"]
+    return "time with adam / with sgd: " + "; ".join(
+        f"{fw} {level_ratio(eff[fw], 'optimizer', 'adam', 'sgd').text(3)}" for fw in sorted(eff))
+
+
 _SEEDS = f"needs {MIN_SEEDS} or more seeds for a seed-to-seed interval"
+_ONE_FW = "cannot be tested: one framework measured (framework_datasets)"
 _T5 = "journal Table 5 (data/thesis/journal_table5.csv)"
+#: the claims about frameworks, judged once on every framework's data (the others are judged per framework)
+FRAMEWORK_KEYS = ("framework_ranking", "fw_mxnet_most_accurate", "fw_adam_direction")
 
 #: The claims of Chapter 4 and their rules, in ledger order: measured claims, then claims about the published tables.
 CLAIMS = (
@@ -570,6 +649,15 @@ CLAIMS = (
           needs=("framework_q",), quantity=_ranking, side=">", threshold=0.0,
           evidence=lambda q: "q(workers): " + "; ".join(f"{fw} {e.text(3)}" for fw, e in q["framework_q"].items()),
           missing="cannot be tested: one framework measured (the ranking needs TensorFlow and MXNet or PyTorch)"),
+    Claim("fw_mxnet_most_accurate", "the generic model (L2) predicts MXNet most accurately", "§4.3.4, Table 4.4",
+          "MAPE of the L2 fit of TensorFlow and PyTorch minus MXNet's > 0 (the smaller margin, percentage points)",
+          needs=("framework_mape",), quantity=_most_accurate, side=">", threshold=0.0, evidence=_most_accurate_text,
+          missing=_ONE_FW + "; needs MXNet and TensorFlow or PyTorch"),
+    Claim("fw_adam_direction", "Adam takes more time than SGD in PyTorch and TensorFlow, less in MXNet",
+          "§4.3.1, §4.3.2, Table 4.2",
+          "log(time with Adam / with SGD) > 0 in PyTorch and TensorFlow and < 0 in MXNet, other hyperparameters fixed "
+          "(the smallest margin)", needs=("framework_effects",), quantity=_adam_direction, side=">", threshold=0.0,
+          evidence=_adam_text, missing=_ONE_FW + "; needs MXNet and PyTorch or TensorFlow"),
     Claim("published_a_bounds", "published: every fitted a lies in the bounds [0, 1000]",
           "§4.1.1 bounds, Tables 4.2–4.3",
           "smallest distance of a printed a inside [0, 1000] > 0", needs=("published_a",),
@@ -680,43 +768,29 @@ def _params_view(table):
 
 
 # ------------------------------------------------------------------------------------------ analyse
-def analyse(params: Params | None = None, /, **kwargs) -> ChapterResult:
-    """Chapter 4 on a measured LeNet-5 file: ``analyse(n_fit=900, ...)`` or ``analyse(check_params(...))``.
+def _fit_framework(p: Params, data_path, F: dict) -> dict:
+    """Sections 1-7 of the chapter on one framework's file: its fits, baselines, sweep and per-framework numbers.
 
-    The parameters (:class:`Params`) are checked first (:func:`check_params`): a value that is
-    not allowed raises one :class:`~perfkit.chapters.result.ParameterError` before anything is fitted.
+    Draws the framework's prediction figures into ``F`` under the thesis's numbers
+    (:func:`perfkit.data.thesis.figure_stem`) and returns a dict of what the tables, the
+    cross-framework sections and the ledger need (``q`` holds the framework's claim quantities).
     """
-    import pandas as pd
-
     from ..data.measured import load_provenance, load_steps, thesis_split
-    from ..data.thesis import figure_number, figure_stem, framework_name, load_thesis_table
+    from ..data.thesis import figure_number, figure_stem, framework_name
     from ..model.baselines import compare_models, make_baseline
     from ..model.fitting import fit_repeated, regularisation_sweep
-    from ..model.scaling import scaling_power
+    from ..model.scaling import level_effects
     from ..report import plots
-    from ..schema import resolve
 
-    p = checked_params(params, kwargs, Params, check_params)
-    res = ChapterResult("ch4", p)
-    T, V, F, q, fits = res.tables, res.views, res.figures, res.numbers, res.fits
-    q.update(lam_l2=p.lam_l2, lam_l1=p.lam_l1)
-    data_path = resolve(p.dataset)
     label = data_path.parent.name  # e.g. pytorch-cpu
     X, y, frame = load_steps(data_path, target=p.target)
     X_fit, X_test, y_fit, y_test = thesis_split(X, y, n_fit=p.n_fit, n_test=p.n_test, seed=p.split_seed)
-    q.update(label=label, n_rows=len(frame), n_fit=len(X_fit), n_test=len(X_test), target=p.target)
-    q["provenance"] = load_provenance(data_path)
-    res.notes.append(f"{len(frame)} successful samples in {data_path.name} ({label}); fit on {len(X_fit)}, "
-                     f"held out {len(X_test)}")
-    if len(frame) < p.n_fit + p.n_test:
-        res.notes.append(f"quick mode: fewer samples than {p.n_fit} + {p.n_test}, so the split was scaled down")
-    V["dataset"] = frame.groupby("workers")[p.target].describe().round(3).rename(
-        columns=lambda c: f"{c} (s)" if c not in ("count",) else "samples")
-    fit_kw = dict(seeds=p.n_seeds, n_jobs=p.n_jobs, progress=p.progress)
-
-    # figure files carry the thesis's number of the measured framework (THESIS_FIGURES: PyTorch's DE figure is 4.5)
     framework = framework_name(frame["framework"].iloc[0] if "framework" in frame.columns else label.split("-")[0])
     fw_label = f"{framework} ({label})"
+    q = dict(label=label, framework=framework, n_rows=len(frame), n_fit=len(X_fit), n_test=len(X_test),
+             target=p.target, lam_l2=p.lam_l2, lam_l1=p.lam_l1, provenance=load_provenance(data_path))
+    fit_kw = dict(seeds=p.n_seeds, n_jobs=p.n_jobs, progress=p.progress)
+    fits = {}
 
     def pred_fig(model, slug, title, method):
         number = figure_number("ch4", slug, framework)
@@ -726,58 +800,25 @@ def analyse(params: Params | None = None, /, **kwargs) -> ChapterResult:
         plots.plot_pred_vs_measured(y_test, model.predict(X_test), ax=ax, title=title, thesis_error=thesis)
         F[figure_stem("ch4", slug, framework)] = fig
 
-    # §2 Table 4.2, no regularisation
-    fits["DE"] = fit_repeated(make_model(**p.de_kw), X_fit, y_fit, desc="Table 4.2: DE fits", **fit_kw)
-    T["table4_2"] = params_side_by_side(fits["DE"].summary(), table="4.2", label=label)
-    V["table4_2"] = _params_view(T["table4_2"])
-    pred_fig(fits["DE"].best, "de_pred_vs_measured", f"generic model, no regularisation ({fw_label}, held out)", "DE")
+    def desc(what):
+        return f"{framework}: {what}"
 
-    # §3 Table 4.3, L2
+    # §2 Table 4.2, no regularisation; §3 Table 4.3, L2; §4 Table 4.4, L1
+    fits["DE"] = fit_repeated(make_model(**p.de_kw), X_fit, y_fit, desc=desc("Table 4.2 DE fits"), **fit_kw)
+    pred_fig(fits["DE"].best, "de_pred_vs_measured", f"generic model, no regularisation ({fw_label}, held out)", "DE")
     fits["DE+L2"] = fit_repeated(make_model(penalty="l2", lam=p.lam_l2, **p.de_kw), X_fit, y_fit,
-                                 desc="Table 4.3: DE+L2 fits", **fit_kw)
-    T["table4_3"] = params_side_by_side(fits["DE+L2"].summary(), table="4.3", label=label)
-    V["table4_3"] = _params_view(T["table4_3"])
+                                 desc=desc("Table 4.3 DE+L2 fits"), **fit_kw)
     pred_fig(fits["DE+L2"].best, "de_l2_pred_vs_measured", f"generic model, L2 λ={p.lam_l2:g} ({fw_label}, held out)",
              "DE+L2")
-
-    # §4 Table 4.4, L1 against L2
     fits["DE+L1"] = fit_repeated(make_model(penalty="l1", lam=p.lam_l1, **p.de_kw), X_fit, y_fit,
-                                 desc="Table 4.4: DE+L1 fits", **fit_kw)
+                                 desc=desc("Table 4.4 DE+L1 fits"), **fit_kw)
     preds = {k: np.asarray(fits[k].best.predict(X_test), dtype=float) for k in ("DE", "DE+L1", "DE+L2")}
-    errors = {k: error_row(y_test, v) for k, v in preds.items()}
-    q["errors"] = errors
+    q["errors"] = {k: error_row(y_test, v) for k, v in preds.items()}
     q["heldout"] = {"y": np.asarray(y_test, dtype=float), "pred": preds}
-    rows = [dict(penalty=pen, metric=metric, ours=errors[key][metric])
-            for pen, key in (("L1", "DE+L1"), ("L2", "DE+L2")) for metric in ("MAPE", "MSE", "RMSE")]
-    table4_4 = pd.DataFrame(rows)
-    t44 = load_thesis_table("4.4").pivot_table(index=["penalty", "metric"], columns="framework",
-                                               values="mean").reset_index()
-    table4_4 = table4_4.merge(t44, on=["penalty", "metric"], how="left")
-    table4_4.columns = [c if c in ("penalty", "metric", "ours") else f"thesis_{c}" for c in table4_4.columns]
-    T["table4_4"] = table4_4.rename(columns={"ours": label})
+    q["q_workers"], q["q_workers_std"] = _power(fits["DE"], "workers")
+    q["q_batch"], q["q_batch_std"] = _power(fits["DE"], "batch_size")
 
-    # §5 Table 4.5, scaling power
-    rows = []
-    for key in ("DE", "DE+L2"):
-        qw, qw_sd = scaling_power(fits[key].summary(), "workers")
-        qb, qb_sd = scaling_power(fits[key].summary(), "batch_size")
-        rows.append(dict(fit=key, framework=label, q_workers=qw, q_workers_std=qw_sd, q_batch=qb, q_batch_std=qb_sd))
-    ours_q = rows
-    t45 = load_thesis_table("4.5")
-    rows = ours_q + [dict(fit="thesis Table 4.5", framework=r.framework, q_workers=r.mean) for r in t45.itertuples()]
-    T["table4_5"] = pd.DataFrame(rows)
-    V["table4_5"] = _scaling_view(T["table4_5"])
-    # journal Table 6 and conference Table II print the same quantity (the scaling power of GPUs), as Table 4.5
-    for key, name, source in (("journal6", "journal_table6", "journal Table 6"),
-                              ("conference2", "conference_table2", "conference Table II")):
-        rows = ours_q + [dict(fit=source, framework=r.framework, q_workers=r.mean)
-                         for r in load_thesis_table(key).itertuples()]
-        T[name] = pd.DataFrame(rows)
-        V[name] = _scaling_view(T[name])
-    q["q_workers"], q["q_workers_std"] = scaling_power(fits["DE"].summary(), "workers")
-    q["q_batch"], q["q_batch_std"] = scaling_power(fits["DE"].summary(), "batch_size")
-
-    # §6 baselines, journal Table 5
+    # §6 baselines
     roles = ROLES["ch4"]
     fitted = {"RF": make_baseline("rf", **roles, random_state=0).fit(X_fit, y_fit),
               "SVR": make_baseline("svr", **roles).fit(X_fit, y_fit)}
@@ -788,55 +829,286 @@ def analyse(params: Params | None = None, /, **kwargs) -> ChapterResult:
     preds.update({k: np.asarray(m.predict(X_test), dtype=float) for k, m in fitted.items()})
     pred_fig(fitted["RF"], "rf_pred_vs_measured", f"random forest ({fw_label}, held out)", "RF")
     pred_fig(fitted["SVR"], "svr_pred_vs_measured", f"SVR ({fw_label}, held out)", "SVM")
-    j5 = load_thesis_table("journal5")
-    j5 = j5[j5["metric"] == "MAPE"].pivot_table(index="method", columns="framework", values="mean")
-    j5.columns = [f"thesis_{c}" for c in j5.columns]
-    journal5 = comparison[["MAPE", "MSE", "RMSE", "R2"]].rename(columns=lambda c: f"{label}_{c}")
-    journal5 = journal5.rename(index={"SVR": "SVM"})
-    T["journal_table5"] = journal5.join(j5, how="outer").rename_axis("method").reset_index()
-    # conference Table I: MAE (s) of DE (no regularisation), RF and SVM on the held-out rows
-    c1 = load_thesis_table("conference1")
-    c1 = c1[c1["metric"] == "MAE"].pivot_table(index="method", columns="framework", values="mean")
-    c1.columns = [f"thesis_{c}" for c in c1.columns]
-    conf1 = comparison.loc[["DE", "RF", "SVR"], ["MAE", "MAPE", "R2"]].rename(index={"SVR": "SVM"})
-    conf1 = conf1.rename(columns=lambda c: f"{label}_{c}")
-    T["conference_table1"] = conf1.join(c1, how="outer").rename_axis("method").reset_index()
 
-    # §7 λ sweep, Figs. 4.15-4.17
+    # §7 λ sweep (Figs. 4.15-4.17 draw every framework's together)
     grid = [1e-4, 1e-2, 1.0] if p.quick else list(p.lams)
     sweep = regularisation_sweep(make_model(**p.de_kw), X_fit, y_fit, X_test, y_test, penalties=("l1", "l2"),
                                  lams=grid, seeds=range(1 if p.quick else p.sweep_seeds), n_jobs=p.n_jobs,
                                  progress=p.progress)
-    T["lambda_sweep"] = sweep
-    # as the thesis: 4.15 (a) L1, (b) L2; 4.16 (a) a, (b) p of the intrinsic parameters; 4.17 (a) categorical
-    # constants, (b) q of the extrinsic ones; here a column per framework measured and penalty
-    axes = plots.plot_r2_vs_lambda({fw_label: sweep}, chosen_lam=p.lam_l2)
+    r2 = sweep[sweep["quantity"] == "r2_test"]
+    q["sweep_r2"] = {pen: {float(lam): g.sort_values("seed")["value"].to_numpy(dtype=float)
+                           for lam, g in gp.groupby("lam")} for pen, gp in r2.groupby("penalty")}
+    # the claims' quantities: per-seed parameters and what each hyperparameter level costs
+    q["seed_params"] = {k: fits[k].params for k in ("DE", "DE+L2")}
+    q["effects"] = level_effects(frame, p.target, [c for r in roles.values() for c in r])
+    return dict(label=label, framework=framework, fw_label=fw_label, path=data_path, frame=frame, X_fit=X_fit,
+                X_test=X_test, y_fit=y_fit, y_test=y_test, fits=fits, preds=preds, comparison=comparison,
+                sweep=sweep, q=q)
+
+
+def _power(fit, column):
+    from ..model.scaling import scaling_power
+
+    return scaling_power(fit.summary(), column)
+
+
+def _merge_frameworks(tables, on):
+    """Left-join per-framework tables that share the key columns ``on`` (the first table's rows, in its order)."""
+    out = tables[0]
+    for t in tables[1:]:
+        out = out.merge(t, on=on, how="left", sort=False)
+    return out
+
+
+def _side_by_side(parts, key: str, table: str):
+    """Table 4.2/4.3: every framework's mean ± std per parameter, then the thesis's columns."""
+    tables = [params_side_by_side(part["fits"][key].summary(), table=table, label=part["label"]) for part in parts]
+    on = ["table", "parameter", "level", "kind", "symbol"]
+    ours = [t[on + [f"{part['label']}_mean", f"{part['label']}_std"]] for t, part in zip(tables, parts)]
+    thesis = tables[0].drop(columns=[c for c in tables[0].columns if c.startswith(parts[0]["label"] + "_")])
+    return _merge_frameworks([*ours, thesis], on)
+
+
+def analyse(params: Params | None = None, /, **kwargs) -> ChapterResult:
+    """Chapter 4 on measured LeNet-5 files: ``analyse(n_fit=900, ...)`` or ``analyse(check_params(...))``.
+
+    ``dataset`` and every file of ``framework_datasets`` are analysed alike (Tables 4.2-4.5, the
+    baselines, the λ sweep, the claims), then side by side: a column per framework in the tables, a
+    figure per framework numbered as the thesis numbers it, a line per framework in Figs. 4.15-4.17,
+    the paired comparison of the frameworks on identical configurations and one model fitted on
+    every framework's data. The parameters (:class:`Params`) are checked first
+    (:func:`check_params`): a value that is not allowed raises one
+    :class:`~perfkit.chapters.result.ParameterError` before anything is fitted.
+    """
+    import pandas as pd
+
+    from ..data.thesis import figure_stem, load_thesis_table
+    from ..report import plots
+    from ..schema import resolve
+
+    p = checked_params(params, kwargs, Params, check_params)
+    res = ChapterResult("ch4", p)
+    T, V, F, q, fits = res.tables, res.views, res.figures, res.numbers, res.fits
+    paths = [resolve(p.dataset)] + [path for path in map(resolve, p.framework_datasets) if path != resolve(p.dataset)]
+    parts = [_fit_framework(p, path, F) for path in paths]
+    main = parts[0]
+    q.update(main["q"])
+    fits.update(main["fits"])
+    for part in parts[1:]:
+        fits.update({f"{k} ({part['framework']})": v for k, v in part["fits"].items()})
+    q["per_framework"] = {part["label"]: part["q"] for part in parts}
+    for part in parts:
+        res.notes.append(f"{part['q']['n_rows']} successful samples in {show_path(part['path'])}; fit on "
+                         f"{part['q']['n_fit']}, held out {part['q']['n_test']}"
+                         + (" (fewer samples than n_fit + n_test: the split was scaled down in proportion)"
+                            if part["q"]["n_rows"] < p.n_fit + p.n_test else ""))
+    labels = [part["label"] for part in parts]
+
+    # §1 the measured datasets
+    V["dataset"] = pd.concat({part["label"]: part["frame"].groupby("workers")[p.target].describe()
+                              for part in parts}, names=["framework", "workers"]).round(3).rename(
+        columns=lambda c: f"{c} (s)" if c not in ("count",) else "samples")
+
+    # §2-§3 Tables 4.2 and 4.3: a column per framework, then the thesis's
+    for key, table, name in (("DE", "4.2", "table4_2"), ("DE+L2", "4.3", "table4_3")):
+        T[name] = _side_by_side(parts, key, table)
+        V[name] = _params_view(T[name])
+
+    # §4 Table 4.4, L1 against L2: a column per framework
+    rows = [dict(penalty=pen, metric=metric, **{part["label"]: part["q"]["errors"][key][metric] for part in parts})
+            for pen, key in (("L1", "DE+L1"), ("L2", "DE+L2")) for metric in ("MAPE", "MSE", "RMSE")]
+    t44 = load_thesis_table("4.4").pivot_table(index=["penalty", "metric"], columns="framework",
+                                               values="mean").reset_index()
+    t44.columns = [c if c in ("penalty", "metric") else f"thesis_{c}" for c in t44.columns]
+    T["table4_4"] = pd.DataFrame(rows).merge(t44, on=["penalty", "metric"], how="left")
+    q["errors"] = main["q"]["errors"]
+    q["heldout"] = main["q"]["heldout"]
+
+    # §5 Table 4.5, journal Table 6, conference Table II: the scaling power of workers, a row per framework and fit
+    ours_q = []
+    for part in parts:
+        for key in ("DE", "DE+L2"):
+            qw, qw_sd = _power(part["fits"][key], "workers")
+            qb, qb_sd = _power(part["fits"][key], "batch_size")
+            ours_q.append(dict(fit=key, framework=part["label"], q_workers=qw, q_workers_std=qw_sd, q_batch=qb,
+                               q_batch_std=qb_sd))
+    for key, name, source in (("4.5", "table4_5", "thesis Table 4.5"), ("journal6", "journal_table6", "journal Table 6"),
+                              ("conference2", "conference_table2", "conference Table II")):
+        rows = ours_q + [dict(fit=source, framework=r.framework, q_workers=r.mean)
+                         for r in load_thesis_table(key).itertuples()]
+        T[name] = pd.DataFrame(rows)
+        V[name] = _scaling_view(T[name])
+
+    # §6 baselines, journal Table 5 and conference Table I: columns per framework, then the thesis's
+    j5 = load_thesis_table("journal5")
+    j5 = j5[j5["metric"] == "MAPE"].pivot_table(index="method", columns="framework", values="mean")
+    j5.columns = [f"thesis_{c}" for c in j5.columns]
+    journal5 = pd.concat([part["comparison"][["MAPE", "MSE", "RMSE", "R2"]].rename(
+        columns=lambda c, lb=part["label"]: f"{lb}_{c}") for part in parts], axis=1).rename(index={"SVR": "SVM"})
+    T["journal_table5"] = journal5.join(j5, how="outer").rename_axis("method").reset_index()
+    c1 = load_thesis_table("conference1")
+    c1 = c1[c1["metric"] == "MAE"].pivot_table(index="method", columns="framework", values="mean")
+    c1.columns = [f"thesis_{c}" for c in c1.columns]
+    conf1 = pd.concat([part["comparison"].loc[["DE", "RF", "SVR"], ["MAE", "MAPE", "R2"]].rename(
+        columns=lambda c, lb=part["label"]: f"{lb}_{c}") for part in parts], axis=1).rename(index={"SVR": "SVM"})
+    T["conference_table1"] = conf1.join(c1, how="outer").rename_axis("method").reset_index()
+    q["mape"] = main["q"]["mape"]
+
+    # §7 λ sweep, Figs. 4.15-4.17: a line (4.15) or a column pair (4.16, 4.17) per framework
+    sweeps = {part["fw_label"]: part["sweep"] for part in parts}
+    T["lambda_sweep"] = pd.concat([part["sweep"].assign(framework=part["label"]) for part in parts],
+                                  ignore_index=True)
+    axes = plots.plot_r2_vs_lambda(sweeps, chosen_lam=p.lam_l2)
     axes[0].figure.suptitle("held-out R² against λ", fontsize=9)
     F[figure_stem("ch4", "r2_vs_lambda")] = axes[0].figure
     for slug, panels in (("intrinsic_coef_paths", "intrinsic"), ("categorical_extrinsic_coef_paths",
                                                                    "categorical_extrinsic")):
-        axes = plots.plot_coef_paths({fw_label: sweep}, [k for k, _ in plots.COEF_PANELS[panels]],
-                                     chosen_lam=p.lam_l2)
+        axes = plots.plot_coef_paths(sweeps, [k for k, _ in plots.COEF_PANELS[panels]], chosen_lam=p.lam_l2)
         F[figure_stem("ch4", slug)] = axes[0][0].figure
-    r2_by_lam = sweep[sweep["quantity"] == "r2_test"].groupby(["penalty", "lam"])["value"].mean().unstack(0)
-    V["lambda_sweep"] = r2_by_lam.rename(columns=lambda c: f"R² held out, {c.upper()}").round(4)
-    r2 = sweep[sweep["quantity"] == "r2_test"]
-    q["sweep_r2"] = {pen: {float(lam): g.sort_values("seed")["value"].to_numpy(dtype=float)
-                           for lam, g in gp.groupby("lam")} for pen, gp in r2.groupby("penalty")}
+    r2 = T["lambda_sweep"][T["lambda_sweep"]["quantity"] == "r2_test"]
+    V["lambda_sweep"] = r2.groupby(["framework", "penalty", "lam"], sort=False)["value"].mean().unstack(
+        ["framework", "penalty"]).rename(columns=lambda c: f"R² held out, {c.upper()}", level=1).round(4)
 
-    # §8 claims: every quantity keeps what its interval needs (held-out predictions, per-seed parameters, ...)
-    from ..model.scaling import level_effects
+    # §9 the frameworks on identical configurations, §10 one model across frameworks
+    if len(parts) > 1:
+        _paired_section(p, parts, T, V, F, q)
+        _pooled_section(p, parts, T, V, q)
 
-    q["seed_params"] = {k: fits[k].params for k in ("DE", "DE+L2")}
-    q["effects"] = level_effects(frame, p.target, [c for r in roles.values() for c in r])
+    # §8 claims: each framework's measured claims, the framework claims, the published numbers
+    frame = pd.concat([part["frame"] for part in parts], ignore_index=True)
     q["frameworks"] = sorted(set(frame["framework"].astype(str))) if "framework" in frame.columns else []
-    q["framework_q"] = framework_powers(frame, p.target, roles) or None
+    q["framework_q"] = framework_powers(frame, p.target, ROLES["ch4"]) or None
+    _framework_quantities(parts, q)
     _published_quantities(q)
-    T["claims_ch4"] = judge_all("4", f"{data_path.parent.name}/{data_path.name}", CLAIMS, q)
+    measured = [c for c in CLAIMS if not c.data and c.key not in FRAMEWORK_KEYS]
+    ledger = [judge_all("4", f"{main['label']}/{main['path'].name}", measured, q),
+              judge_all("4", ", ".join(f"{lb}/{paths[0].name}" for lb in labels),
+                        [c for c in CLAIMS if c.key in FRAMEWORK_KEYS], q)]
+    for part in parts[1:]:
+        led = judge_all("4", f"{part['label']}/{part['path'].name}", measured, part["q"])
+        ledger.append(led.assign(key=led["key"] + "." + part["label"].split("-")[0]))
+    ledger.append(judge_all("4", "", [c for c in CLAIMS if c.data], q))
+    T["claims_ch4"] = pd.concat(ledger, ignore_index=True)
+    if len(parts) > 1:
+        V["claims_by_framework"] = claims_by_framework(T["claims_ch4"], labels)
     from .readings import ch4_readings
 
     res.readings = ch4_readings(res)
     return res
+
+
+def claims_by_framework(ledger, labels):
+    """The measured claims' verdicts, a column per framework (the ledger's ``key.framework`` rows)."""
+    import pandas as pd
+
+    base = [c.key for c in CLAIMS if not c.data and c.key not in FRAMEWORK_KEYS]
+    by_key = ledger.set_index("key")
+    rows = []
+    for key in base:
+        if key not in by_key.index:
+            continue
+        row = {"claim": by_key.loc[key, "claim"]}
+        for k, lb in enumerate(labels):
+            name = key if k == 0 else f"{key}.{lb.split('-')[0]}"
+            if name in by_key.index:
+                r = by_key.loc[name]
+                row[lb] = r["verdict"] + (f" {fmt(r['estimate'])} {r['interval']}" if r["interval"] else "")
+        rows.append(row)
+    return pd.DataFrame(rows).set_index("claim")
+
+
+def _framework_quantities(parts, q) -> None:
+    """Per framework (the thesis's spelling): the held-out MAPE of the L2 fit and the level effects, for the
+    framework claims; paired bootstrap over held-out row positions (the same configurations when the files
+    hold the same samples)."""
+    from ..report.uncertainty import METRICS, SEED, Evidence, paired_bootstrap
+
+    if len(parts) < 2:
+        q["framework_mape"] = q["framework_effects"] = None
+        return
+    q["framework_mape"] = {}
+    for k, part in enumerate(parts):
+        h = part["q"]["heldout"]
+        est, samples = paired_bootstrap(h["y"], {"DE+L2": h["pred"]["DE+L2"]}, METRICS["MAPE"], seed=SEED)["DE+L2"]
+        q["framework_mape"][part["framework"]] = Evidence.from_samples(est, samples, SOURCES["heldout_fw"])
+    q["framework_effects"] = {part["framework"]: part["q"]["effects"] for part in parts}
+
+
+#: the hyperparameters of the paired comparison's figure, in its panel order (the table has every one)
+PAIRED_FACTORS = ("workers", "batch_size", "num_filters", "kernel_size", "stride", "padding", "pool_size",
+                  "activation", "optimizer", "dataset", "dropout", "learning_rate")
+
+
+def _paired_section(p, parts, T, V, F, q) -> None:
+    """§9: each framework's time over the main framework's on the same configurations, by hyperparameter."""
+    from ..model.paired import paired_ratios
+    from ..report import plots
+
+    frames = {part["label"]: part["frame"] for part in parts}
+    table = paired_ratios(frames, p.target, PAIRED_FACTORS, reference=parts[0]["label"])
+    T["ext_paired_ratios"] = table
+    F["ext_paired_framework_ratios"] = plots.plot_paired_ratios(table)
+    cell = table.assign(cell=[f"{r:.3g} [{lo:.3g}, {hi:.3g}]" for r, lo, hi in zip(table["ratio"], table["lo"],
+                                                                                      table["hi"])])
+    V["ext_paired_ratios"] = cell.pivot_table(index=["factor", "level"], columns="framework", values="cell",
+                                              aggfunc="first", sort=False)
+    q["paired"] = table
+
+
+def _pooled_section(p, parts, T, V, q) -> None:
+    """§10: one model fitted on every framework's fit rows with the framework as a categorical input, against the
+    per-framework fits, on each framework's held-out rows (the thesis fits each framework separately)."""
+    import pandas as pd
+
+    from ..model.baselines import make_baseline
+    from ..model.fitting import fit_repeated
+    from ..model.search import make_form
+    from ..report.uncertainty import METRICS, Evidence, paired_bootstrap, percentile_interval
+
+    roles = {k: list(v) for k, v in ROLES["ch4"].items()}
+    pooled_roles = {**roles, "categorical": roles["categorical"] + ["framework"]}
+
+    def tagged(part, X):
+        return X.assign(framework=part["label"].split("-")[0])
+
+    X_fit = pd.concat([tagged(part, part["X_fit"]) for part in parts], ignore_index=True)
+    y_fit = pd.concat([part["y_fit"] for part in parts], ignore_index=True)
+    seeds = min(p.n_seeds, 3)
+    pooled = {
+        "DE+L2": fit_repeated(make_model(pooled_roles, penalty="l2", lam=p.lam_l2, **p.de_kw), X_fit, y_fit,
+                              seeds=seeds, n_jobs=p.n_jobs, progress=p.progress,
+                              desc="every framework: DE+L2 fits").best,
+        "log-linear": make_form("loglinear", **pooled_roles).fit(X_fit, y_fit),
+        "RF": make_baseline("rf", **pooled_roles, random_state=0).fit(X_fit, y_fit),
+    }
+    rows = []
+    for part in parts:
+        own = {"DE+L2": part["preds"]["DE+L2"], "RF": part["preds"]["RF"],
+               "log-linear": make_form("loglinear", **roles).fit(part["X_fit"], part["y_fit"]).predict(part["X_test"])}
+        X_test = tagged(part, part["X_test"])
+        preds = {}
+        for method in pooled:
+            preds[f"{method} own"] = np.asarray(own[method], dtype=float)
+            preds[f"{method} pooled"] = np.asarray(pooled[method].predict(X_test), dtype=float)
+        boot = paired_bootstrap(part["y_test"], preds, METRICS["MAPE"])
+        for method in pooled:
+            (e_own, s_own), (e_pool, s_pool) = boot[f"{method} own"], boot[f"{method} pooled"]
+            d = Evidence.from_samples(e_pool - e_own, s_pool - s_own)
+            lo, hi = percentile_interval(s_pool)
+            rows.append(dict(framework=part["label"], method=method, n_test=len(part["y_test"]), mape_own=e_own,
+                             mape_pooled=e_pool, pooled_lo=lo, pooled_hi=hi, difference=d.estimate,
+                             difference_lo=d.lo, difference_hi=d.hi))
+    table = pd.DataFrame(rows)
+    T["ext_pooled_vs_per_framework"] = table
+    V["ext_pooled_vs_per_framework"] = table.assign(
+        **{"MAPE own fit (%)": table["mape_own"].round(1),
+           "MAPE one model (%)": [f"{e:.1f} [{lo:.1f}, {hi:.1f}]" for e, lo, hi in
+                                  zip(table["mape_pooled"], table["pooled_lo"], table["pooled_hi"])],
+           "one model − own (points)": [f"{e:+.1f} [{lo:+.1f}, {hi:+.1f}]" for e, lo, hi in
+                                        zip(table["difference"], table["difference_lo"], table["difference_hi"])]}
+    ).set_index(["framework", "method"])[["MAPE own fit (%)", "MAPE one model (%)", "one model − own (points)"]]
+    q["pooled"] = table
+    q["pooled_models"] = pooled
 
 
 def _scaling_view(table):

@@ -18,7 +18,7 @@ from .output import STYLE
 
 __all__ = ["FRAMEWORK_COLORS", "framework_color", "new_figure", "plot_phase_bars", "plot_speedup", "plot_breakdown",
            "plot_pred_vs_measured", "plot_r2_vs_lambda", "plot_coef_paths", "plot_volume_exponents",
-           "legend_outside", "COEF_PANELS"]
+           "legend_outside", "COEF_PANELS", "plot_paired_ratios"]
 
 #: one colour per framework, shared by every figure
 FRAMEWORK_COLORS = {
@@ -232,6 +232,8 @@ def plot_coef_paths(sweeps, kinds=("a", "p"), axes=None, label: str = "measured"
     kinds = [k for k in kinds if any((sw["kind"] == k).any() for sw in sweeps.values())]
     if not kinds:
         raise ValueError("kinds: none of the asked kinds of parameter is in the sweep")
+    if len(sweeps) > 2 and axes is None:
+        return _coef_paths_by_framework(sweeps, kinds, pens, titles, chosen_lam)
     columns = [(fw, pen) for fw in sweeps for pen in pens]
     if axes is None:
         _, axes = new_figure(len(kinds), len(columns), figsize=(3.0 * len(columns) + 2.2, 2.6 * len(kinds)),
@@ -240,26 +242,56 @@ def plot_coef_paths(sweeps, kinds=("a", "p"), axes=None, label: str = "measured"
         names = sorted({q for sw in sweeps.values() for q in sw.loc[sw["kind"] == kind, "quantity"]})
         styles = dict(zip(names, _line_styles(len(names))))
         for c, (fw, pen) in enumerate(columns):
-            ax, sw = axes[r][c], sweeps[fw]
-            m = sw[(sw["kind"] == kind) & (sw["penalty"] == pen)].groupby(["quantity", "lam"])["value"].mean()
-            for name in names:
-                if name in m.index.get_level_values(0):
-                    g = m.loc[name]
-                    color, style = styles[name]
-                    ax.plot(g.index, g.to_numpy(), lw=1.2, color=color, ls=style,
-                            label=name.split("[", 1)[-1].rstrip("]"))
-            if chosen_lam:
-                ax.axvline(chosen_lam, color="grey", lw=0.8, ls=":")
-            ax.set_xscale("log")
-            if kind == "a":
-                ax.set_yscale("symlog", linthresh=1.0)
-            if kind in ("p", "q"):
-                ax.axhline(0.0, color="grey", lw=0.5)
-            ax.set_title(f"({'abcdefgh'[r]}) {fw}, {pen.upper()}", fontsize=8)
+            _coef_panel(axes[r][c], sweeps[fw], kind, pen, names, styles, chosen_lam)
+            axes[r][c].set_title(f"({'abcdefgh'[r]}) {fw}, {pen.upper()}", fontsize=8)
             if r == len(kinds) - 1:
-                ax.set_xlabel("λ")
+                axes[r][c].set_xlabel("λ")
         axes[r][0].set_ylabel(textwrap.fill(titles.get(kind, kind), 26), fontsize=8)
         legend_outside(axes[r][-1], fontsize=6, ncol=2 if len(names) > 8 else 1)
+    return axes
+
+
+def _coef_panel(ax, sw, kind, pen, names, styles, chosen_lam):
+    m = sw[(sw["kind"] == kind) & (sw["penalty"] == pen)].groupby(["quantity", "lam"])["value"].mean()
+    for name in names:
+        if name in m.index.get_level_values(0):
+            g = m.loc[name]
+            color, style = styles[name]
+            ax.plot(g.index, g.to_numpy(), lw=1.2, color=color, ls=style, label=name.split("[", 1)[-1].rstrip("]"))
+    if chosen_lam:
+        ax.axvline(chosen_lam, color="grey", lw=0.8, ls=":")
+    ax.set_xscale("log")
+    if kind == "a":
+        ax.set_yscale("symlog", linthresh=1.0)
+    if kind in ("p", "q"):
+        ax.axhline(0.0, color="grey", lw=0.5)
+
+
+def _coef_paths_by_framework(sweeps, kinds, pens, titles, chosen_lam):
+    """Figures 4.16-4.17 with three or more frameworks: a row per framework, a column per (kind, penalty); the
+    columns of one kind share the y axis, so L1 and L2 and the frameworks compare."""
+    columns = [(kind, pen) for kind in kinds for pen in pens]
+    fig, axes = new_figure(len(sweeps), len(columns), figsize=(2.9 * len(columns), 2.2 * len(sweeps) + 1.4),
+                           sharex=True, squeeze=False)
+    for kind in kinds:
+        names = sorted({q for sw in sweeps.values() for q in sw.loc[sw["kind"] == kind, "quantity"]})
+        styles = dict(zip(names, _line_styles(len(names))))
+        cols = [c for c, (k, _) in enumerate(columns) if k == kind]
+        for r, fw in enumerate(sweeps):
+            for c in cols:
+                ax = axes[r][c]
+                if (r, c) != (0, cols[0]):
+                    ax.sharey(axes[0][cols[0]])
+                _coef_panel(ax, sweeps[fw], kind, columns[c][1], names, styles, chosen_lam)
+                ax.set_title(f"({'abcdefgh'[kinds.index(kind)]}) {fw}, {columns[c][1].upper()}", fontsize=7)
+                if r == len(sweeps) - 1:
+                    ax.set_xlabel("λ")
+        for r in range(len(sweeps)):
+            axes[r][cols[0]].set_ylabel(textwrap.fill(titles.get(kind, kind), 26), fontsize=7)
+        handles, labels = axes[0][cols[0]].get_legend_handles_labels()
+        fig.legend(handles, labels, frameon=False, fontsize=6, ncol=4 if len(names) > 8 else 3,
+                   loc="outside lower left" if kind == kinds[0] else "outside lower right",
+                   title=f"({'abcdefgh'[kinds.index(kind)]}) {titles.get(kind, kind)}", title_fontsize=7)
     return axes
 
 
@@ -323,4 +355,50 @@ def whatif_figure(table, column: str, title: str = ""):
     legend_outside(axes[-1])
     if title:
         fig.suptitle(title, fontsize=8)
+    return fig
+
+
+def plot_paired_ratios(table, factors=None, ncols: int = 5):
+    """Time ratio of each framework to the reference on identical configurations, by hyperparameter level.
+
+    ``table`` is :func:`perfkit.model.paired.paired_ratios`'s: one panel per factor (the
+    first panel the overall ratio), one marker series per framework with its 95 % interval, on a
+    log axis with the reference (ratio 1) drawn as a line.
+    """
+    from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
+
+    from ..data.thesis import framework_name
+
+    factors = list(factors or [f for f in dict.fromkeys(table["factor"]) if f != "all"])
+    panels = ["all", *factors]
+    nrows = -(-len(panels) // ncols)
+    fig, axes = new_figure(nrows, ncols, figsize=(2.5 * ncols, 2.2 * nrows), squeeze=False, sharey=True)
+    labels = list(dict.fromkeys(table["framework"]))
+    width = 0.7 / max(len(labels), 1)
+    ref = framework_name(str(table["reference"].iloc[0]).split("-")[0]) if len(table) else "reference"
+    for ax, factor in zip(axes.flat, panels):
+        cells = table[table["factor"] == factor]
+        levels = list(dict.fromkeys(cells["level"]))
+        for k, label in enumerate(labels):
+            c = cells[cells["framework"] == label].set_index("level").reindex(levels)
+            x = np.arange(len(levels)) + (k - (len(labels) - 1) / 2) * width
+            name = framework_name(label.split("-")[0])
+            err = np.vstack([c["ratio"] - c["lo"], c["hi"] - c["ratio"]])
+            ax.errorbar(x, c["ratio"], yerr=np.nan_to_num(err), fmt="o", ms=3, lw=0.8, capsize=1.5,
+                        color=framework_color(name), label=name)
+        ax.axhline(1.0, color="grey", lw=0.8)
+        ax.set_yscale("log")
+        ax.yaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 1.25, 1.5, 2.0, 3.0, 5.0, 7.0)))
+        ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+        ax.yaxis.set_minor_formatter(NullFormatter())
+        ax.set_xticks(np.arange(len(levels)))
+        ax.set_xticklabels(levels, fontsize=6, rotation=30 if max(map(len, levels), default=0) > 4 else 0)
+        ax.set_title("every configuration" if factor == "all" else factor, fontsize=8)
+    for ax in list(axes.flat)[len(panels):]:
+        ax.set_visible(False)
+    for row in axes:
+        row[0].set_ylabel(f"time / {ref} time")
+    legend_outside(axes.flat[min(ncols, len(panels)) - 1])
+    fig.suptitle(f"Same configurations, other frameworks: geometric-mean time ratio to {ref} (95 % interval)",
+                 fontsize=9)
     return fig
