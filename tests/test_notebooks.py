@@ -150,3 +150,23 @@ def test_ch4_claims_ledger_is_computed(tmp_path):
 def test_unknown_chapter():
     with pytest.raises(ValueError, match="unknown 'ch0'"):
         notebook_path("ch0")
+
+
+@pytest.mark.slow
+def test_ch4_on_one_framework_has_no_framework_sections():
+    """A user's single file (framework_datasets=[]): the thesis's tables with one measured column, no paired or
+    pooled section, and the framework claims say they cannot be tested."""
+    from perfkit.chapters import ch4
+
+    result = ch4.analyse(quick=True, progress=False, framework_datasets=[])
+    assert not {"ext_paired_ratios", "ext_pooled_vs_per_framework"} & set(result.tables)
+    assert "claims_by_framework" not in result.views
+    assert [c for c in result.tables["table4_4"].columns if not c.startswith("thesis_")] == [
+        "penalty", "metric", "pytorch-cpu"]
+    assert set(result.tables["table4_5"]["framework"]) >= {"pytorch-cpu"}
+    claims = result.claims.set_index("key")
+    assert not [k for k in claims.index if "." in k]
+    for key in ("framework_ranking", "fw_mxnet_most_accurate", "fw_adam_direction"):
+        assert claims.loc[key, "verdict"] == "cannot be tested here"
+        assert "one framework measured" in claims.loc[key, "evidence"]
+    assert "frameworks" not in result.readings and "paired" not in result.readings

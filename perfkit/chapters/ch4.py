@@ -57,7 +57,7 @@ FIT_CHECKS = {
 
 
 #: the other frameworks' Chapter 4 files measured here, fitted beside ``dataset`` (same sampler and seed)
-FRAMEWORK_DATASETS = tuple(f"data/measured/{fw}-cpu/ch4_lenet5.csv" for fw in ("mxnet",))
+FRAMEWORK_DATASETS = tuple(f"data/measured/{fw}-cpu/ch4_lenet5.csv" for fw in ("tensorflow", "mxnet"))
 #: fewest usable rows of a framework's file (its split is scaled down in proportion below n_fit + n_test)
 MIN_FRAMEWORK_ROWS = 60
 
