@@ -26,8 +26,8 @@ from ..report.uncertainty import B
 from ..report.tables import format_mean_std
 from ..model.phases import _require, phase_wide
 from ..schema import CH3_COLUMNS, CH3_MODELS, PHASES
-from .result import (ChapterResult, Check, ParameterError, ParamsBase, at_least, checked_params, existing_file, grid,
-                     make_params, one_of, output_folder, show_path)
+from .result import (ChapterResult, ParameterError, ParamsBase, at_least, checked_params, existing_file,
+                     existing_files, grid, make_params, one_of, output_folder, show_path)
 
 __all__ = ["Params", "check_params", "analyse", "CLAIMS", "FIGURE_NUMBERS", "BREAKDOWN_FIGURES", "table3_2_display",
            "sum_check_3_2", "published_consistency", "published_quantities", "measured_quantities", "framework_ranking",
@@ -48,16 +48,6 @@ MODES = ("phased", "overlapped")
 FRAMEWORK_CSVS = tuple(f"data/measured/{fw}-cpu/ch3_phases.csv" for fw in ("tensorflow", "mxnet", "chainer", "jax"))
 
 
-def _files_test(v):
-    if not isinstance(v, (list, tuple)):
-        return False
-    for item in v:
-        verdict = existing_file("a `perfkit collect ch3` output").test(item)
-        if verdict is not True:
-            return f"item {item!r}: " + (verdict if isinstance(verdict, str) else "not a path")
-    return True
-
-
 @dataclass(frozen=True)
 class Params(ParamsBase):
     """Parameters of Chapter 3 (the notebook's ``parameters`` cell); :data:`Params.CHECKS` are their rules."""
@@ -76,8 +66,7 @@ class Params(ParamsBase):
                                  distinct=True),
         "measured_csv": existing_file("a `perfkit collect ch3` output", empty='"" for the published tables only'),
         "measured_mode": one_of(*MODES),
-        "framework_csvs": Check("a list (possibly empty) of existing `perfkit collect ch3` files",
-                                lambda v: _files_test(v)),
+        "framework_csvs": existing_files("`perfkit collect ch3`"),
         "n_train": at_least(1),
         "figures_dir": output_folder("figures/"),
     }

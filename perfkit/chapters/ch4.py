@@ -29,8 +29,8 @@ import numpy as np
 from ..report.claims import Claim, fmt, judge_all
 from ..report.uncertainty import B
 from ..schema import ROLES, THESIS_EXTRINSIC
-from .result import (ChapterResult, Check, ParameterError, ParamsBase, at_least, checked_params, existing_file, grid,
-                     make_params, number_at_least, one_of, output_folder, show_path)
+from .result import (ChapterResult, Check, ParameterError, ParamsBase, at_least, checked_params, existing_file,
+                     existing_files, grid, make_params, number_at_least, one_of, output_folder, show_path)
 
 __all__ = ["Params", "check_params", "check_steps_file", "analyse", "CLAIMS", "make_model", "params_side_by_side",
            "error_row", "thesis_mape", "heldout_errors", "heldout_predictions", "level_ratio", "r2_drop",
@@ -62,16 +62,6 @@ FRAMEWORK_DATASETS = tuple(f"data/measured/{fw}-cpu/ch4_lenet5.csv" for fw in ("
 MIN_FRAMEWORK_ROWS = 60
 
 
-def _files_test(v):
-    if not isinstance(v, (list, tuple)):
-        return False
-    for item in v:
-        verdict = existing_file("a `perfkit collect ch4` output").test(item)
-        if verdict is not True:
-            return f"item {item!r}: " + (verdict if isinstance(verdict, str) else "not a path")
-    return True
-
-
 @dataclass(frozen=True)
 class Params(ParamsBase):
     """Parameters of Chapter 4 (the notebook's ``parameters`` cell); :data:`Params.CHECKS` are their rules."""
@@ -97,8 +87,7 @@ class Params(ParamsBase):
     CHECKS = {
         **FIT_CHECKS,
         "dataset": existing_file("a `perfkit collect ch4` output"),
-        "framework_datasets": Check("a list (possibly empty) of existing `perfkit collect ch4` files",
-                                    lambda v: _files_test(v)),
+        "framework_datasets": existing_files("`perfkit collect ch4`"),
         "lam_l2": number_at_least(0),
         "lam_l1": number_at_least(0),
         "lams": grid(number_at_least(0, strict=True), "finite numbers > 0 (a log axis)"),

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 __all__ = ["ChapterResult", "ParameterError", "ParamsBase", "Check", "make_params", "at_least", "one_of",
-           "number_at_least", "grid", "existing_file", "output_folder", "show_path", "checked_params"]
+           "number_at_least", "grid", "existing_file", "existing_files", "output_folder", "show_path", "checked_params"]
 
 
 class ParameterError(ValueError):
@@ -150,6 +150,22 @@ def output_folder(what: str) -> Check:
 
 _TYPE_WORDS = {bool: "True or False", int: "an integer", float: "a number", str: "a string", tuple: "a list",
                list: "a list"}
+
+
+def existing_files(what: str) -> Check:
+    """A list (possibly empty) of paths of existing files, each ``what``: the first that is not names its item."""
+    one = existing_file(what)
+
+    def test(v):
+        if not isinstance(v, (list, tuple)):
+            return False
+        for item in v:
+            verdict = one.test(item)
+            if verdict is not True:
+                return f"item {item!r}: " + (verdict if isinstance(verdict, str) else "not a path")
+        return True
+
+    return Check(f"a list (possibly empty) of existing {what} files", test)
 
 
 def make_params(cls, given: dict):
