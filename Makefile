@@ -89,7 +89,7 @@ collect-frameworks: $(STAMP) $(FRAMEWORK_STAMPS)
 # Chapter 4 across frameworks: the same configurations as PyTorch's (same sampler and seed), one framework at a
 # time (resumable: re-run after an interruption; a larger --samples later extends a file with the same samples).
 # TensorFlow and MXNet take 1500 samples (66 and 28 min here on 2 cores); Chainer and JAX CH4_SMALL_SAMPLES
-# (from the noise floors: about 18 and 50 min for 500).
+# (Chainer 14 min here; JAX about 50 min for 500).
 CH4_SMALL_SAMPLES ?= 500
 collect-frameworks-ch4: $(STAMP) $(FRAMEWORK_STAMPS)
 	set -e; for fw in tensorflow mxnet; do \

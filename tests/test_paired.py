@@ -50,3 +50,18 @@ def test_bad_input_names_what_is_wrong():
         paired_ratios({"pytorch-cpu": ref.assign(batch_size=8), "mxnet-cpu": ref}, "epoch_time", ["batch_size"])
     with pytest.raises(ValueError, match="^reference: 'jax-cpu' is not one of"):
         paired_ratios({"pytorch-cpu": ref, "mxnet-cpu": ref}, "epoch_time", ["workers"], reference="jax-cpu")
+
+
+def test_every_frameworks_ch4_file_holds_pytorchs_configurations_and_parameter_counts(root):
+    """The shipped ch4 files are a paired design: sample i is the same configuration, with the same model size."""
+    from perfkit.schema import ROLES
+
+    ref = pd.read_csv(root / "data/measured/pytorch-cpu/ch4_lenet5.csv").set_index("sample_id")
+    others = sorted(p for p in (root / "data/measured").glob("*-cpu/ch4_lenet5.csv") if "pytorch" not in str(p))
+    assert others, "no other framework's ch4 file shipped"
+    columns = [c for cols in ROLES["ch4"].values() for c in cols] + ["n_params"]
+    for path in others:
+        df = pd.read_csv(path).set_index("sample_id")
+        assert df.index.isin(ref.index).all(), path
+        same = df[columns].astype(str) == ref.loc[df.index, columns].astype(str)
+        assert same.all().all(), (path, same.all()[~same.all()].index.tolist())
