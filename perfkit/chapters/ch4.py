@@ -910,8 +910,6 @@ def analyse(params: Params | None = None, /, **kwargs) -> ChapterResult:
                                                values="mean").reset_index()
     t44.columns = [c if c in ("penalty", "metric") else f"thesis_{c}" for c in t44.columns]
     T["table4_4"] = pd.DataFrame(rows).merge(t44, on=["penalty", "metric"], how="left")
-    q["errors"] = main["q"]["errors"]
-    q["heldout"] = main["q"]["heldout"]
 
     # §5 Table 4.5, journal Table 6, conference Table II: the scaling power of workers, a row per framework and fit
     ours_q = []
@@ -941,7 +939,6 @@ def analyse(params: Params | None = None, /, **kwargs) -> ChapterResult:
     conf1 = pd.concat([part["comparison"].loc[["DE", "RF", "SVR"], ["MAE", "MAPE", "R2"]].rename(
         columns=lambda c, lb=part["label"]: f"{lb}_{c}") for part in parts], axis=1).rename(index={"SVR": "SVM"})
     T["conference_table1"] = conf1.join(c1, how="outer").rename_axis("method").reset_index()
-    q["mape"] = main["q"]["mape"]
 
     # §7 λ sweep, Figs. 4.15-4.17: a line (4.15) or a column pair (4.16, 4.17) per framework
     sweeps = {part["fw_label"]: part["sweep"] for part in parts}
