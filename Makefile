@@ -11,10 +11,11 @@ ifeq ($(QUICK),1)
 REPRO_FLAGS := --quick --figures-dir build/quick/figures
 endif
 
-.PHONY: help setup frameworks reproduce test lab clean collect collect-ch5 collect-frameworks collect-frameworks-ch4
+.PHONY: help setup frameworks reproduce teaching test lab clean collect collect-ch5 collect-frameworks collect-frameworks-ch4
 
 help:
 	@echo "make reproduce [QUICK=1]  execute every chapter notebook (build/ + figures/)"
+	@echo "make teaching [QUICK=1]   execute the teaching notebook (build/)"
 	@echo "make test                 run the test suite"
 	@echo "make lab                  open JupyterLab on the repository: notebooks/ and the executed copies in build/"
 	@echo "make setup                only create .venv and install perfkit"
@@ -62,6 +63,10 @@ frameworks: $(FRAMEWORK_STAMPS)
 reproduce: $(STAMP)
 	$(VENV)/bin/perfkit reproduce $(REPRO_FLAGS)
 
+# The teaching notebook (not a chapter: it writes no figures/), executed into build/ (quick: QUICK=1)
+teaching: $(STAMP)
+	$(PY) -c "from perfkit.chapters.notebooks import run_notebook; print(run_notebook('notebooks/teaching_performance_modelling.ipynb', 'build', parameters={'quick': bool('$(QUICK)')}))"
+
 # The adapter tests run every framework for real: make test builds their environments first, and a missing
 # one fails the run instead of skipping its tests (PERFKIT_REQUIRE_FRAMEWORKS=1).
 test: $(STAMP)
@@ -97,6 +102,9 @@ collect-frameworks-ch4: $(STAMP) $(FRAMEWORK_STAMPS)
 	done; \
 	for fw in chainer jax; do \
 	  $(VENV)/bin/perfkit collect ch4 --framework $$fw --device $(DEVICE) --samples $(CH4_SMALL_SAMPLES); \
+	done; \
+	for fw in tensorflow mxnet chainer jax; do \
+	  $(VENV)/bin/perfkit collect epoch --framework $$fw --device $(DEVICE); \
 	done
 
 # Chapter 5. On a GPU pass VOLUME=181x217x181 for full-size volumes (the volume study keeps its own sizes).

@@ -57,7 +57,7 @@ FIT_CHECKS = {
 
 
 #: the other frameworks' Chapter 4 files measured here, fitted beside ``dataset`` (same sampler and seed)
-FRAMEWORK_DATASETS = tuple(f"data/measured/{fw}-cpu/ch4_lenet5.csv" for fw in ("tensorflow", "mxnet"))
+FRAMEWORK_DATASETS = tuple(f"data/measured/{fw}-cpu/ch4_lenet5.csv" for fw in ("tensorflow", "mxnet", "chainer", "jax"))
 #: fewest usable rows of a framework's file (its split is scaled down in proportion below n_fit + n_test)
 MIN_FRAMEWORK_ROWS = 60
 
@@ -955,6 +955,9 @@ def analyse(params: Params | None = None, /, **kwargs) -> ChapterResult:
     V["lambda_sweep"] = r2.groupby(["framework", "penalty", "lam"], sort=False)["value"].mean().unstack(
         ["framework", "penalty"]).rename(columns=lambda c: f"R² held out, {c.upper()}", level=1).round(4)
 
+    # §1 the epoch extrapolation check beside each framework's file (`perfkit collect epoch`), when measured
+    _epoch_section(parts, T, V)
+
     # §9 the frameworks on identical configurations, §10 one model across frameworks
     if len(parts) > 1:
         _paired_section(p, parts, T, V, F, q)
@@ -1095,6 +1098,51 @@ def _pooled_section(p, parts, T, V, q) -> None:
     ).set_index(["framework", "method"])[["MAPE own fit (%)", "MAPE one model (%)", "one model − own (points)"]]
     q["pooled"] = table
     q["pooled_models"] = pooled
+
+
+#: the epoch extrapolation check's file, beside each framework's ch4 file
+EPOCH_CHECK = "epoch_check.csv"
+
+
+def _epoch_section(parts, T, V) -> None:
+    """§1: how far ``steps_per_epoch × step time`` (the fitted target) is from one whole timed epoch, per framework.
+
+    Reads ``epoch_check.csv`` beside each framework's file (``perfkit collect epoch``); frameworks without one are
+    left out, and nothing is written when none has one. The interval of the median error is a bootstrap over the
+    checked configurations.
+    """
+    import pandas as pd
+
+    from ..report.uncertainty import percentile_interval, seed_bootstrap
+
+    rows = []
+    for part in parts:
+        path = part["path"].parent / EPOCH_CHECK
+        if not path.exists():
+            continue
+        df = pd.read_csv(path)
+        ok = df[df["status"] == "ok"]
+        err = pd.to_numeric(ok["epoch_error"], errors="coerce").dropna().to_numpy(dtype=float)
+        if len(err) < 2:
+            continue
+        est, samples = seed_bootstrap(err, np.median)
+        lo, hi = percentile_interval(samples)
+        rows.append(dict(framework=part["label"], checks=len(err), skipped=int((df["status"] != "ok").sum()),
+                         median_error=est, median_lo=lo, median_hi=hi, abs_error_median=float(np.median(np.abs(err))),
+                         abs_error_max=float(np.max(np.abs(err))), share_within_5pct=float(np.mean(np.abs(err) <= 0.05)),
+                         epoch_steps_median=float(ok["epoch_steps"].median()),
+                         epoch_measured_median_s=float(ok["epoch_measured"].median())))
+    if not rows:
+        return
+    table = pd.DataFrame(rows)
+    T["ext_epoch_extrapolation"] = table
+    V["ext_epoch_extrapolation"] = table.assign(
+        **{"median error (%)": [f"{100 * e:+.1f} [{100 * lo:+.1f}, {100 * hi:+.1f}]" for e, lo, hi in
+                                zip(table["median_error"], table["median_lo"], table["median_hi"])],
+           "median |error| (%)": (100 * table["abs_error_median"]).round(1),
+           "max |error| (%)": (100 * table["abs_error_max"]).round(1),
+           "within 5 %": (100 * table["share_within_5pct"]).round(0).astype(int).astype(str) + " %"}
+    ).set_index("framework")[["checks", "median error (%)", "median |error| (%)", "max |error| (%)", "within 5 %"]]
 
 
 def _scaling_view(table):

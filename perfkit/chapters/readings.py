@@ -161,6 +161,13 @@ def ch4_readings(res) -> dict:
                              f"{_verdict(T['claims_ch4'], 'framework_ranking')}; the L2 fit is most accurate on MXNet "
                              f"{_verdict(T['claims_ch4'], 'fw_mxnet_most_accurate')}; Adam dearer than SGD in PyTorch "
                              f"and TensorFlow, cheaper in MXNet {_verdict(T['claims_ch4'], 'fw_adam_direction')}.")
+    if "ext_epoch_extrapolation" in T:
+        t = T["ext_epoch_extrapolation"]
+        out["epoch"] = ("The fitted target multiplies the step time by the steps of an epoch. Timing whole epochs "
+                        "(`perfkit collect epoch`) checks that extrapolation; median error, 95 % interval: "
+                        + "; ".join(f"{r.framework} {100 * r.median_error:+.1f} % [{100 * r.median_lo:+.1f}, "
+                                    f"{100 * r.median_hi:+.1f}] over {r.checks} epochs ({100 * r.share_within_5pct:.0f} % "
+                                    "within 5 %)" for r in t.itertuples()) + ".")
     if "paired" in q:
         t = q["paired"]
         overall = t[t["factor"] == "all"]
@@ -183,7 +190,7 @@ def ch4_readings(res) -> dict:
         out["pooled"] = ("One model fitted on every framework's data, the framework a categorical input, against a "
                          "fit per framework (held-out MAPE, 95 % interval of the difference): " + "; ".join(parts)
                          + ".")
-    keys = ("fits", "baselines", "scaling", "frameworks", "paired", "pooled", "claims")
+    keys = ("fits", "baselines", "scaling", "frameworks", "epoch", "paired", "pooled", "claims")
     out["summary"] = " ".join(out[k] for k in keys if k in out)
     return out
 

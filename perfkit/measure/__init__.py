@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 from .._lazy import attach
 
 if TYPE_CHECKING:  # the real imports, for readers and linters; at run time each loads on first use
-    from . import adapters, imagedata, plans, protocol, provenance, samplelog, spaces, workers
+    from . import adapters, cluster, imagedata, plans, protocol, provenance, samplelog, spaces, workers
     from .collect import collect
     from .plans import DEFAULTS, KINDS, Plan, make_plan
     from .workers import WorkerError, WorkerGroup, adapter_command
@@ -45,7 +45,7 @@ _EXPORTS = {
     "Adapter": "protocol",
     "serve": "protocol",
 }
-_SUBMODULES = ('adapters', 'imagedata', 'protocol', 'provenance', 'spaces', 'plans', 'workers', 'samplelog')
+_SUBMODULES = ('adapters', 'cluster', 'imagedata', 'protocol', 'provenance', 'spaces', 'plans', 'workers', 'samplelog')
 
 __all__ = [
     "Adapter",
@@ -71,6 +71,7 @@ __all__ = [
     "serve",
     "write_json_atomic",
     "adapters",
+    "cluster",
     "imagedata",
     "protocol",
     "provenance",

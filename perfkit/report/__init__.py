@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 from .._lazy import attach
 
 if TYPE_CHECKING:  # the real imports, for readers and linters; at run time each loads on first use
-    from . import output, plots, tables, claims, uncertainty
+    from . import output, plots, tables, claims, teaching, uncertainty
     from .output import STYLE, savefig, savetable, use_style
     from .claims import Claim, Evidence, judge_all
     from .plots import new_figure
@@ -27,7 +27,7 @@ _EXPORTS = {
     "pm": "tables",
     "rounded": "tables",
 }
-_SUBMODULES = ('output', 'plots', 'tables', 'claims', 'uncertainty')
+_SUBMODULES = ('output', 'plots', 'tables', 'claims', 'teaching', 'uncertainty')
 
 __all__ = [
     "Claim",
@@ -45,6 +45,7 @@ __all__ = [
     "plots",
     "tables",
     "claims",
+    "teaching",
     "uncertainty",
 ]
 
