@@ -194,3 +194,25 @@ def test_a_run_whose_first_samples_all_fail_stops(tmp_path, capsys):
     code, err = run_cli(args, capsys)
     assert_one_clean_error(code, err, "first 5 samples")
     assert len(out.read_text().splitlines()) == 1 + 5, "the error rows are kept"
+
+
+def test_cluster_results_torn_last_line_is_ignored_and_bad_lines_are_named(tmp_path):
+    import json as _json
+
+    from perfkit.measure.cluster import import_results, read_results, write_requests
+
+    res = tmp_path / "results.jsonl"
+    res.write_text(_json.dumps({"op": "hello", "world_size": 2}) + "\n" + _json.dumps({"id": "0", "ok": False,
+                                                                                         "error": "boom"}) + "\n{\"id\": \"1\", \"ok")
+    hello, replies = read_results(res)
+    assert hello["world_size"] == 2 and list(replies) == ["0"]  # the torn line of a killed job is dropped
+    # a failed sample is requested again; the torn one too
+    assert write_requests("ch4", tmp_path / "req.jsonl", world_size=2, results=res, samples=3) == 3
+    res.write_text("not json\n" + _json.dumps({"id": "0", "ok": True}) + "\n")
+    with pytest.raises(ValueError, match=r"line 1 is not JSON"):
+        read_results(res)
+    res.write_text(_json.dumps({"id": "99", "ok": False, "error": "x"}) + "\n")
+    with pytest.raises(ValueError, match=r"sample '99' is not in this plan"):
+        import_results("ch4", res, tmp_path / "out.csv", world_size=2, samples=3)
+    with pytest.raises(ValueError, match=r"kind: 'ch3'"):
+        write_requests("ch3", tmp_path / "req.jsonl", world_size=2)
