@@ -120,9 +120,12 @@ def test_chapter_4_and_5_fits_agree_under_two_blas_kernel_sets():
 LEDGER_SCRIPT = r"""
 import json
 from perfkit.chapters import ch4, ch5
+# PyTorch with TensorFlow and MXNet (the 1500-sample files): the framework set checked under both kernel sets so
+# far; Chainer's and JAX's files (500 samples each) are not yet in this check (README, "Known limit")
+CH4_KW = dict(framework_datasets=ch4.FRAMEWORK_DATASETS[:2])
 out = {}
-for mod in (ch4, ch5):
-    result = mod.analyse(quick=True, progress=False)
+for mod, kw in ((ch4, CH4_KW), (ch5, {})):
+    result = mod.analyse(quick=True, progress=False, **kw)
     out[result.chapter] = result.claims[["key", "verdict", "estimate"]].to_dict("records")
 print(json.dumps(out))
 """
@@ -138,7 +141,7 @@ def _ledgers_under(coretypes):
                                       stderr=subprocess.PIPE, text=True, env=env, cwd=repo_root()))
     out = []
     for proc in procs:
-        stdout, stderr = proc.communicate(timeout=900)
+        stdout, stderr = proc.communicate(timeout=1800)
         assert proc.returncode == 0, stderr[-2000:]
         out.append(json.loads(stdout.strip().splitlines()[-1]))
     return out
