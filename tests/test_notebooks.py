@@ -121,6 +121,10 @@ def test_ch4_claims_ledger_is_computed(tmp_path):
                  "ext_paired_framework_ratios"):
         assert f"{stem}.png" in made
     assert not {"fig4_3_de_pred_vs_measured.png", "fig4_9_rf_pred_vs_measured.png"} & made  # TensorFlow's numbers
+    # the saved sweep: every fit's metrics and powers, for both frameworks; not the coefficients (not determined)
+    sweep = pd.read_csv(figs / "ch4" / "lambda_sweep.csv")
+    assert set(sweep["kind"]) == {"metric", "p", "q"} and set(sweep["framework"]) == {"pytorch-cpu", "mxnet-cpu"}
+    assert {"r2_test", "mape_test", "objective", "q[workers]"} <= set(sweep["quantity"])
     t44 = pd.read_csv(figs / "ch4" / "table4_4.csv")
     assert {"pytorch-cpu", "mxnet-cpu", "thesis_MXNet"} <= set(t44.columns) and t44["mxnet-cpu"].notna().all()
     paired = pd.read_csv(figs / "ch4" / "ext_paired_ratios.csv")
