@@ -419,7 +419,7 @@ def _fit_form(args, roles, fixed, X_tr, X_te, y_tr, y_te) -> None:
     import pandas as pd
 
     from .model.baselines import compare_models, make_baseline
-    from .model.intervals import ConformalRegressor, coverage_of
+    from .model.intervals import ConformalRegressor, coverage_of, predictable_rows
     from .model.search import make_form, search_forms
 
     options = {"hybrid": {"fixed": fixed}} if fixed else None
@@ -439,6 +439,11 @@ def _fit_form(args, roles, fixed, X_tr, X_te, y_tr, y_te) -> None:
             print("\n" + model.estimator_.summary())
     _print_warnings(caught)
     print(f"\nfit and calibration took {_duration(time.perf_counter() - start)}")
+    ok = predictable_rows(model, X_tr, X_te, roles["categorical"])
+    if not ok.all():  # e.g. a hybrid with rates by shape, and a held-out combination of levels the fit never had
+        print(f"{int((~ok).sum())} of {len(X_te)} held-out rows have a combination of levels the chosen model has "
+              f"no rate for; every model is scored on the other {int(ok.sum())}")
+        X_te, y_te = X_te[ok], y_te[ok]
     iv = model.predict_interval(X_te, 0.9)
     print(f"90 % intervals cover {100 * coverage_of(iv, y_te):.1f} % of the {len(y_te)} held-out rows")
     models = {f"{args.form} model": model, "random forest": make_baseline("rf", **roles, random_state=0),

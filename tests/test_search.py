@@ -266,3 +266,40 @@ def test_cli_fit_hybrid_on_measured_lenet_rows(capsys, lenet, tmp_path):
     assert out.returncode == 0, out.stderr
     assert "HybridModel on the analytic costs of 'lenet5'" in out.stdout
     assert isinstance(load_model(tmp_path / "h.json").estimator_, HybridModel)
+
+
+# ------------------------------------------------------------------------------ rates by the layer shape
+def test_shape_variants_are_searched_but_not_the_form_asked_for_by_name(lenet):
+    from perfkit.model.hybrid import hybrid_variants
+    from perfkit.model.search import make_form
+
+    words = [w for _, w in hybrid_variants("lenet5", LENET)]
+    assert words[-2:] == ["+ compute and step rates by width", "+ compute and step rates by width and padding"]
+    assert [w for _, w in hybrid_variants("lenet5", LENET, shape=False)] == words[:-2]
+    named = make_form("hybrid", **LENET, network="lenet5")
+    assert not {"num_filters", "padding"} & {c for cols in named.modifiers.values() for c in cols}
+    no_width = dict(LENET, numeric=["kernel_size", "pool_size", "stride"])
+    assert [w for _, w in hybrid_variants("lenet5", no_width)][-1] == "+ compute and step rates by padding"
+
+
+def test_hybrid_says_which_rows_its_rates_cover_and_the_search_scores_only_rows_every_candidate_covers(lenet):
+    """Rates by workers × width × padding: a held-out combination the fit never had is not predicted (refused by
+    name), ``predictable`` marks it, and the search scores every candidate on the same covered rows."""
+    X, y = lenet
+    mods = {"compute": ["workers", "num_filters", "padding"]}
+    combo = X["workers"].astype(str) + X["num_filters"].astype(str) + X["padding"]
+    rare = combo.value_counts().index[-1]
+    fit = (combo != rare).to_numpy()
+    m = HybridModel("lenet5", **LENET, modifiers=mods).fit(X[fit], y[fit])
+    ok = m.predictable(X)
+    assert np.array_equal(ok, fit)
+    with pytest.raises(ValueError, match="was not seen in fit"):
+        m.predict(X[~fit])
+    assert np.all(np.isfinite(m.predict(X[ok])))
+    # a search where a fold lacks a combination: no crash, the same rows left out of every candidate's score
+    s = search_forms(X, y, **LENET, forms=["hybrid", "loglinear"], network="lenet5", cv=5)
+    t = s.table
+    assert t["unscored"].nunique() == 1 and t["unscored"].iloc[0] > 0
+    assert np.isfinite(t["cv_mape"]).all()
+    iv_ok = s.model_.predictable(X)
+    assert iv_ok.dtype == bool and len(iv_ok) == len(X)

@@ -312,13 +312,14 @@ def _interval_rows(model, s: Split) -> np.ndarray:
     :class:`~perfkit.model.ConformalRegressor` draws (``KFold(n_splits, shuffle=True, random_state)``)."""
     from sklearn.model_selection import KFold
 
-    from ..model.intervals import seen_rows
+    from ..model.intervals import predictable_rows
 
     ok = np.ones(len(s.X_test), dtype=bool)
-    if getattr(model, "method", "cv+") != "cv+" or not s.roles["categorical"]:
+    if getattr(model, "method", "cv+") != "cv+":
         return ok
-    for tr, _ in KFold(int(model.n_splits), shuffle=True, random_state=int(model.random_state)).split(s.X_fit):
-        ok &= seen_rows(s.X_fit.iloc[tr], s.X_test, s.roles["categorical"])
+    folds = KFold(int(model.n_splits), shuffle=True, random_state=int(model.random_state)).split(s.X_fit)
+    for (tr, _), fold_model in zip(folds, model.estimators_):
+        ok &= predictable_rows(fold_model, s.X_fit.iloc[tr], s.X_test, s.roles["categorical"])
     return ok
 
 

@@ -38,10 +38,13 @@ answer, no seeds. A rate fitted at 0 drops its term.
 
 On the measured files (thesis splits, seed 0): ``ch4_lenet5.csv`` 12.9 %
 held-out MAPE with the default modifiers (random forest 17.8 %); ``ch5_resattnet3d.csv``
-6.8 % with the batch-1 regime (13 % without; random forest 4.9 %). Rates by the width
-(``num_filters``) as well bring Chapter 5 to 5.8 %, but every combination of modifier levels
-needs its own rate and must occur in fit (a new combination is refused by name), so the
-search does not try that by default.
+6.8 % with the batch-1 regime (13 % without; random forest 4.9 %). Compute and step rates by
+the layer shape as well (width ``num_filters`` and ``padding``: a CPU's convolution kernels
+do not run every shape at the same speed) bring Chapter 5 to 4.9 %. Every combination of
+modifier levels then needs its own rate and must occur in fit (a new combination is refused
+by name; :meth:`HybridModel.predictable` says which rows are covered), so those variants are
+tried by the form search, which checks them by cross-validation, and not by
+``make_form("hybrid")``.
 """
 from __future__ import annotations
 
@@ -90,8 +93,20 @@ def default_modifiers(roles: dict) -> dict:
     return {k: [c for c in v if c in have] for k, v in mods.items() if any(c in have for c in v)}
 
 
-def hybrid_variants(network: str, roles: dict) -> list[tuple[dict, str]]:
-    """(settings, words) of the hybrid candidates :func:`perfkit.model.search.search_forms` tries."""
+#: columns of the layer shape whose levels may get their own compute and step rates (:func:`hybrid_variants`): a
+#: CPU's convolution kernels run at different speeds for different widths and paddings (Chapter 5: valid padding
+#: with k = 4 is slower than with k = 5), which FLOPs alone do not say
+SHAPE_COLUMNS = ("num_filters", "padding")
+SHAPE_WORDS = {"num_filters": "width", "padding": "padding"}
+
+
+def hybrid_variants(network: str, roles: dict, shape: bool = True) -> list[tuple[dict, str]]:
+    """(settings, words) of the hybrid candidates :func:`perfkit.model.search.search_forms` tries, simplest first.
+
+    ``shape=False`` leaves out the rates by the layer shape (:data:`SHAPE_COLUMNS`): their rates exist only for
+    the combinations of workers, regime and shape levels seen in fit, so they suit a search that checks them by
+    cross-validation better than a form asked for by name.
+    """
     mods = default_modifiers(roles)
     out = [(dict(modifiers={}), "rates of FLOPs, activations, parameters, all-reduce, step")]
     if mods:
@@ -101,7 +116,25 @@ def hybrid_variants(network: str, roles: dict) -> list[tuple[dict, str]]:
             regime_mods = {k: v + ([reg] if k in ("compute", "step") else []) for k, v in mods.items()}
             regime_mods.setdefault("compute", [reg])
             out.append((dict(modifiers=regime_mods, regimes=[reg]), "+ a regime at the smallest batch"))
+            # rates by the layer shape: by width alone, then by every shape column the data has
+            shape = [c for c in SHAPE_COLUMNS if c in have_columns(roles)] if shape else []
+            for cols in dict.fromkeys(tuple(c) for c in ([c for c in shape if c == "num_filters"], shape) if c):
+                shaped = {k: v + (list(cols) if k in ("compute", "step") else []) for k, v in regime_mods.items()}
+                out.append((dict(modifiers=shaped, regimes=[reg]),
+                            "+ compute and step rates by " + " and ".join(SHAPE_WORDS[c] for c in cols)))
     return out
+
+
+def have_columns(roles: dict) -> set:
+    """Every column a role names."""
+    return {c for cols in roles.values() for c in cols}
+
+
+def _level_keys(X, cols, extra) -> np.ndarray:
+    """One key per row naming its levels of ``cols`` (``extra``: the regime indicator columns), e.g.
+    ``"workers=2; padding=same"``: the level of a modified rate."""
+    parts = [extra[c] if c in extra else np.char.add(f"{c}=", X[c].astype(str).to_numpy().astype(str)) for c in cols]
+    return np.array(["; ".join(vals) for vals in zip(*parts)], dtype=object)
 
 
 def _g(v) -> str:
@@ -255,9 +288,7 @@ class HybridModel(RegressorMixin, BaseEstimator):
         extra = self._regime_columns(X, regimes, fit)
 
         def keys(cols):
-            parts = [extra[c] if c in extra else np.char.add(f"{c}=", X[c].astype(str).to_numpy().astype(str))
-                     for c in cols]
-            return np.array(["; ".join(vals) for vals in zip(*parts)], dtype=object)
+            return _level_keys(X, cols, extra)
 
         if fit:
             terms = []
@@ -328,6 +359,24 @@ class HybridModel(RegressorMixin, BaseEstimator):
         self._check_fitted()
         validate_frame(X, self.numeric_, self.categorical_, self.extrinsic_)
         return self._design(X) @ self.rates_
+
+    def predictable(self, X) -> np.ndarray:
+        """Mask of the rows of ``X`` that every rate of the model covers.
+
+        A rate with modifiers has one value per combination of its columns' levels seen in fit; a row whose
+        combination was not seen has no rate, and :meth:`predict` refuses it by name. Cross-validation
+        (:func:`perfkit.model.search.search_forms`, the CV+ calibration) scores only the rows that every
+        candidate can predict.
+        """
+        self._check_fitted()
+        num, cat, ext, fixed, regimes, mods = self._settings()
+        extra = self._regime_columns(X, regimes, fit=False)
+        ok = np.ones(len(X), dtype=bool)
+        for cost, cols in mods.items():
+            if cols:
+                seen = [lv for c, lv in self.terms_ if c == cost]
+                ok &= np.isin(_level_keys(X, cols, extra), seen)
+        return ok
 
     # --------------------------------------------------------------- reports
     @property

@@ -34,7 +34,7 @@ from sklearn.base import BaseEstimator, RegressorMixin
 from .._checks import check_int
 from .validation import column_list, missing_column_error, numeric_column, validate_target
 
-__all__ = ["ConformalRegressor", "ExtrapolationWarning", "coverage_of", "seen_rows", "METHODS", "JSON_FORMAT",
+__all__ = ["ConformalRegressor", "ExtrapolationWarning", "coverage_of", "seen_rows", "predictable_rows", "METHODS", "JSON_FORMAT",
            "JSON_VERSION"]
 
 #: ways :class:`ConformalRegressor` computes its scores
@@ -174,7 +174,7 @@ class ConformalRegressor(RegressorMixin, BaseEstimator):
             self.estimators_ = []
             for i, (tr, te) in enumerate(KFold(k, shuffle=True, random_state=int(self.random_state)).split(X)):
                 model = clone(self.estimator).fit(X.iloc[tr], y[tr])
-                seen = seen_rows(X.iloc[tr], X.iloc[te], cat)  # a level the fold never saw: no score for that row
+                seen = predictable_rows(model, X.iloc[tr], X.iloc[te], cat)  # e.g. a level the fold never saw
                 pred[te[seen]] = _positive_predictions(model, X.iloc[te[seen]])
                 fold[te[seen]] = i
                 self.estimators_.append(model)
@@ -257,6 +257,16 @@ class ConformalRegressor(RegressorMixin, BaseEstimator):
         """Point predictions of :attr:`estimator_`."""
         self._check_fitted()
         return np.asarray(self.estimator_.predict(X), dtype=float).ravel()
+
+    def predictable(self, X) -> np.ndarray:
+        """Mask of the rows of ``X`` that the model on all rows and, for CV+, every fold model can predict
+        (:func:`predictable_rows`; all True for forms that predict any row with levels seen in fit)."""
+        self._check_fitted()
+        ok = np.ones(len(X), dtype=bool)
+        for m in [self.estimator_] + (list(self.estimators_) if self.method == "cv+" else []):
+            if hasattr(m, "predictable"):
+                ok &= np.asarray(m.predictable(X), dtype=bool)
+        return ok
 
     def predict_interval(self, X, coverage=0.9):
         """Prediction intervals for the rows of ``X``.
@@ -405,6 +415,16 @@ def seen_rows(X_train, X_test, categorical) -> np.ndarray:
     ok = np.ones(len(X_test), dtype=bool)
     for c in column_list("categorical", categorical):
         ok &= X_test[c].isin(set(X_train[c])).to_numpy()
+    return ok
+
+
+def predictable_rows(model, X_train, X_test, categorical) -> np.ndarray:
+    """Mask of the rows of ``X_test`` that ``model`` (fitted on ``X_train``) can predict: every categorical level
+    seen (:func:`seen_rows`) and, for a model with a ``predictable`` method (the hybrid form, whose modified
+    rates exist only for the combinations of levels seen in fit), every row it covers."""
+    ok = seen_rows(X_train, X_test, categorical)
+    if hasattr(model, "predictable") and ok.any():
+        ok[ok] = np.asarray(model.predictable(X_test[ok]), dtype=bool)
     return ok
 
 

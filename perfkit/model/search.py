@@ -30,7 +30,7 @@ from typing import Any, Callable
 import numpy as np
 
 from .._checks import check_int
-from .intervals import seen_rows
+from .intervals import predictable_rows, seen_rows
 from .validation import column_list, validate_frame, validate_target
 
 __all__ = ["FORMS", "Candidate", "FormSearch", "form_candidates", "search_forms", "n_parameters", "make_form",
@@ -124,7 +124,8 @@ def form_candidates(forms="auto", numeric=(), categorical=(), extrinsic=(), *, n
 
 def make_form(form: str, numeric=(), categorical=(), extrinsic=(), *, network=None, random_state=0, **settings):
     """One unfitted estimator of ``form``: the thesis's eq. 4.4 with the engine's defaults (MAE, as the thesis
-    fits it), or the richest term set the search tries for "loglinear" and "hybrid".
+    fits it), or the richest term set the search tries for "loglinear" and "hybrid" (for the hybrid, without
+    the rates by the layer shape, which cover only the combinations of levels seen in fit).
 
     ``settings`` override the estimator's own (e.g. ``interactions=False``, ``loss="relative"``).
     """
@@ -133,6 +134,13 @@ def make_form(form: str, numeric=(), categorical=(), extrinsic=(), *, network=No
 
         est = GenericPerformanceModel(numeric=numeric, categorical=categorical, extrinsic=extrinsic,
                                       random_state=random_state)
+    elif form == "hybrid" and network is not None:  # the richest variant that covers any combination of levels
+        from .hybrid import HybridModel, hybrid_variants
+
+        roles = dict(numeric=column_list("numeric", numeric), categorical=column_list("categorical", categorical),
+                     extrinsic=column_list("extrinsic", extrinsic))
+        est = HybridModel(network=network, **roles, **hybrid_variants(network, roles, shape=False)[-1][0],
+                          random_state=random_state)
     else:
         est = form_candidates(form, numeric, categorical, extrinsic, network=network,
                               random_state=random_state)[-1].estimator
@@ -152,18 +160,36 @@ def n_parameters(model) -> int:
 
 
 def _score_fold(est, X, y, tr, te, categorical):
+    """Fit one candidate on a fold: ``(n_params, seconds, model, predictions, mask)``, the predictions of the
+    held-out rows the model can predict (:func:`~perfkit.model.intervals.predictable_rows`) that ``mask`` marks."""
     from sklearn.base import clone
-
-    from .metrics import mape
 
     start = time.perf_counter()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # constant columns in a fold etc.: the full fit reports them
         model = clone(est).fit(X.iloc[tr], y[tr])
         took = time.perf_counter() - start
-        ok = seen_rows(X.iloc[tr], X.iloc[te], categorical)
+        ok = predictable_rows(model, X.iloc[tr], X.iloc[te], categorical)
         pred = np.asarray(model.predict(X.iloc[te][ok]), dtype=float)
-    return mape(y[te][ok], pred), n_parameters(model), took, int((~ok).sum()), model, pred
+    return n_parameters(model), took, model, pred, ok
+
+
+def _paired_scores(results, folds, y, n_cands):
+    """Per candidate, the MAPE of each fold on the held-out rows that *every* candidate can predict (so the
+    comparison stays paired), and the number of rows left out that way."""
+    from .metrics import mape
+
+    k = len(folds)
+    scores, unscored = np.zeros((n_cands, k)), 0
+    for j, (_, te) in enumerate(folds):
+        rs = [results[i * k + j] for i in range(n_cands)]
+        common = np.logical_and.reduce([r[4] for r in rs])
+        unscored += int((~common).sum())
+        for i, r in enumerate(rs):
+            full = np.full(len(te), np.nan)
+            full[r[4]] = r[3]
+            scores[i, j] = mape(y[te][common], full[common])
+    return scores, unscored
 
 
 @dataclass
@@ -174,9 +200,9 @@ class FormSearch:
     ----------
     table : pandas.DataFrame
         One row per candidate: form, terms, n_params (mean over folds), cv_mape,
-        cv_mape_se (%), fit_seconds (mean per fold), unscored (held-out rows with a category level
-        their fold's training rows lack: no form can predict them, so they are not scored), chosen (bool),
-        within_1se.
+        cv_mape_se (%), fit_seconds (mean per fold), unscored (held-out rows with a category level their
+        fold's training rows lack, or a combination of levels that a hybrid candidate has no rate for: not every
+        candidate can predict them, so no candidate is scored on them), chosen (bool), within_1se.
     candidates : list of Candidate
     chosen : int
         Row of ``table`` that was picked.
@@ -298,13 +324,13 @@ def search_forms(X, y, numeric=(), categorical=(), extrinsic=(), *, forms="auto"
     tasks = [delayed(_score_fold)(c.estimator, X, y, tr, te, categorical) for c in cands for tr, te in folds]
     results = _parallel(n_jobs, None, tasks, len(tasks), "form search", progress)
     rows = []
+    all_scores, unscored = _paired_scores(results, folds, y, len(cands))
     for i, c in enumerate(cands):
         res = results[i * k:(i + 1) * k]
-        scores = np.array([r[0] for r in res])
-        rows.append(dict(form=c.form, terms=c.terms, n_params=float(np.mean([r[1] for r in res])),
+        scores = all_scores[i]
+        rows.append(dict(form=c.form, terms=c.terms, n_params=float(np.mean([r[0] for r in res])),
                          cv_mape=float(scores.mean()), cv_mape_se=float(scores.std(ddof=1) / np.sqrt(k)),
-                         fit_seconds=float(np.mean([r[2] for r in res])),
-                         unscored=int(sum(r[3] for r in res))))
+                         fit_seconds=float(np.mean([r[1] for r in res])), unscored=unscored))
     table = pd.DataFrame(rows)
     chosen = one_standard_error_choice(table)
     best = int(table["cv_mape"].idxmin())
@@ -313,7 +339,6 @@ def search_forms(X, y, numeric=(), categorical=(), extrinsic=(), *, forms="auto"
     # the chosen candidate's fold models and out-of-fold predictions are the CV+ calibration (same folds)
     res = results[chosen * k:(chosen + 1) * k]
     model = ConformalRegressor(cands[chosen].estimator, method="cv+", n_splits=k, random_state=int(random_state))
-    model._fit_from_folds(X, y, folds, [r[4] for r in res], [r[5] for r in res],
-                          [seen_rows(X.iloc[tr], X.iloc[te], categorical) for tr, te in folds])
+    model._fit_from_folds(X, y, folds, [r[2] for r in res], [r[3] for r in res], [r[4] for r in res])
     return FormSearch(table=table, candidates=cands, chosen=chosen, model_=model, cv=k,
                       fit_time=time.perf_counter() - start, folds=folds)
