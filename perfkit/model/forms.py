@@ -62,6 +62,9 @@ _CV_FOLDS = 5
 _RIDGE = 1e-8  # relative ridge of a rank-deficient least-squares fit (on standardised terms)
 
 
+#: values of x a pair of levels needs on its rows in fit for a slope term of its own (``pair_slopes``)
+MIN_SLOPE_VALUES = 2
+
 class LogLinearModel(RegressorMixin, BaseEstimator):
     """Multiplicative power law with interactions, fitted by least squares on log t.
 
@@ -90,6 +93,14 @@ class LogLinearModel(RegressorMixin, BaseEstimator):
         categorical columns that occur together in fit: a factor for that
         combination (e.g. one model on one GPU runs faster than the model's and
         the GPU's factors multiply to).
+    pair_slopes : bool, default False
+        Add [c₁ = ℓ₁]·[c₂ = ℓ₂]·log x_j for those pairs and every numeric/extrinsic
+        column x_j: the combination changes the power of x_j (e.g. one model
+        scales differently over the GPUs of one system), for each x_j that takes
+        at least 3 values (:data:`MIN_SLOPE_VALUES`) on the pair's rows in fit.
+        Needs ``category_terms`` and ``category_pairs`` (a kept term keeps the
+        terms it is made of). A pair not seen in fit has no such term: its rows
+        get the levels' own terms.
     select : {"lasso", "none"}, default "lasso"
         ``"lasso"``: keep the terms that :class:`~sklearn.linear_model.LassoCV`
         (standardised terms, ``KFold(5, shuffle=True, random_state)``) gives a
@@ -164,13 +175,14 @@ class LogLinearModel(RegressorMixin, BaseEstimator):
     """
 
     def __init__(self, numeric=(), categorical=(), extrinsic=(), *, interactions=True, category_terms=True,
-                 category_pairs=False, select="lasso", random_state=0):
+                 category_pairs=False, pair_slopes=False, select="lasso", random_state=0):
         self.numeric = numeric
         self.categorical = categorical
         self.extrinsic = extrinsic
         self.interactions = interactions
         self.category_terms = category_terms
         self.category_pairs = category_pairs
+        self.pair_slopes = pair_slopes
         self.select = select
         self.random_state = random_state
 
@@ -179,10 +191,13 @@ class LogLinearModel(RegressorMixin, BaseEstimator):
         num = column_list("numeric", self.numeric)
         cat = column_list("categorical", self.categorical)
         ext = column_list("extrinsic", self.extrinsic)
-        for name in ("interactions", "category_terms", "category_pairs"):
+        for name in ("interactions", "category_terms", "category_pairs", "pair_slopes"):
             value = getattr(self, name)
             if not isinstance(value, (bool, np.bool_)):
                 raise ValueError(f"{name}: expected True or False, got {value!r}")
+        if self.pair_slopes and not (self.category_terms and self.category_pairs):
+            raise ValueError("pair_slopes: needs category_terms=True and category_pairs=True (the terms a pair's "
+                             "slope is made of)")
         if not isinstance(self.select, str) or self.select not in SELECT:
             raise ValueError(f"select: expected one of {SELECT}, got {self.select!r}")
         check_int("random_state", self.random_state, minimum=0)
@@ -203,7 +218,13 @@ class LogLinearModel(RegressorMixin, BaseEstimator):
         if self.category_pairs:
             for c1, c2 in itertools.combinations(list(levels), 2):
                 seen = set(zip(X[c1].tolist(), X[c2].tolist()))
-                specs += [("level_pair", c1, l1, c2, l2) for l1 in levels[c1] for l2 in levels[c2] if (l1, l2) in seen]
+                pairs = [(l1, l2) for l1 in levels[c1] for l2 in levels[c2] if (l1, l2) in seen]
+                specs += [("level_pair", c1, l1, c2, l2) for l1, l2 in pairs]
+                if self.pair_slopes:  # only where the pair's rows can tell a slope: 3 or more values of x
+                    for l1, l2 in pairs:
+                        rows = (X[c1] == l1).to_numpy() & (X[c2] == l2).to_numpy()
+                        specs += [("pair_slope", c1, l1, c2, l2, x) for x in logs
+                                  if X.loc[rows, x].nunique() >= MIN_SLOPE_VALUES]
         return specs
 
     def _design(self, X, specs):
@@ -218,8 +239,9 @@ class LogLinearModel(RegressorMixin, BaseEstimator):
                 cols.append(logs[spec[1]] * logs[spec[2]])
             elif kind == "level":
                 cols.append((X[spec[1]].to_numpy() == spec[2]).astype(float))
-            elif kind == "level_pair":
-                cols.append(((X[spec[1]].to_numpy() == spec[2]) & (X[spec[3]].to_numpy() == spec[4])).astype(float))
+            elif kind in ("level_pair", "pair_slope"):
+                both = ((X[spec[1]].to_numpy() == spec[2]) & (X[spec[3]].to_numpy() == spec[4])).astype(float)
+                cols.append(both if kind == "level_pair" else both * logs[spec[5]])
             else:
                 cols.append((X[spec[1]].to_numpy() == spec[2]).astype(float) * logs[spec[3]])
         return np.column_stack(cols) if cols else np.zeros((len(X), 0))
@@ -389,7 +411,7 @@ class LogLinearModel(RegressorMixin, BaseEstimator):
     def formula(self, digits: int = 3) -> str:
         """The fitted model as one line, e.g. ``t = 3.2e-05 · batch_size^-0.39 · exp(0.12·[activation=tanh])``.
 
-        Terms appear in the order constant, powers, levels, interactions, level slopes;
+        Terms appear in the order constant, powers, levels, level pairs, interactions, level slopes, pair slopes;
         coefficients are rounded to ``digits`` significant digits.
         """
         self._check_fitted()
@@ -399,7 +421,7 @@ class LogLinearModel(RegressorMixin, BaseEstimator):
             return f"{v:.{d}g}"
 
         parts = [g(np.exp(self.intercept_))]
-        order = {"power": 0, "level": 1, "level_pair": 2, "interaction": 3, "level_slope": 4}
+        order = {"power": 0, "level": 1, "level_pair": 2, "interaction": 3, "level_slope": 4, "pair_slope": 5}
         for spec, b in sorted(zip(self.term_specs_, self.coef_), key=lambda sb: order[sb[0][0]]):
             kind = spec[0]
             if kind == "power":
@@ -410,6 +432,8 @@ class LogLinearModel(RegressorMixin, BaseEstimator):
                 parts.append(f"exp({g(b)}·{_term_name(spec)})")
             elif kind == "level_pair":
                 parts.append(f"exp({g(b)}·[{spec[1]}={spec[2]}]·[{spec[3]}={spec[4]}])")
+            elif kind == "pair_slope":
+                parts.append(f"exp({g(b)}·[{spec[1]}={spec[2]}]·[{spec[3]}={spec[4]}]·log({spec[5]}))")
             else:
                 parts.append(f"exp({g(b)}·[{spec[1]}={spec[2]}]·log({spec[3]}))")
         return "t = " + " · ".join(parts)
@@ -515,6 +539,8 @@ def _term_name(spec) -> str:
         return f"{spec[1]}={spec[2]}"
     if kind == "level_pair":
         return f"{spec[1]}={spec[2]}&{spec[3]}={spec[4]}"
+    if kind == "pair_slope":
+        return f"{spec[1]}={spec[2]}&{spec[3]}={spec[4]}·log({spec[5]})"
     return f"{spec[1]}={spec[2]}·log({spec[3]})"
 
 
@@ -522,7 +548,8 @@ def _hierarchy(specs, keep):
     """Close a selection under hierarchy: a kept product term keeps the terms it is made of."""
     keep = np.array(keep, dtype=bool)
     index = {tuple(s): i for i, s in enumerate(specs)}
-    for i, s in enumerate(specs):
+    for i in reversed(range(len(specs))):  # a term's parents come before it: the last closes first
+        s = specs[i]
         if not keep[i]:
             continue
         if s[0] == "interaction":
@@ -531,6 +558,9 @@ def _hierarchy(specs, keep):
             parents = [("level", s[1], s[2]), ("power", s[3])]
         elif s[0] == "level_pair":
             parents = [("level", s[1], s[2]), ("level", s[3], s[4])]
+        elif s[0] == "pair_slope":
+            parents = [("level_pair",) + tuple(s[1:5]), ("level_slope", s[1], s[2], s[5]),
+                       ("level_slope", s[3], s[4], s[5])]
         else:
             parents = []
         for p in parents:
@@ -572,7 +602,7 @@ def _model_from_doc(cls, doc, where: str):
     from .generic import _check_envelope, _finite
 
     model, (num, cat, ext), f, fail, short = _check_envelope(cls, doc, where, JSON_FORMAT, JSON_VERSION,
-                                                             _FITTED_KEYS, optional_settings=("category_pairs",))
+                                                             _FITTED_KEYS, optional_settings=("category_pairs", "pair_slopes"))
 
     def names(key):
         v = f[key]
@@ -610,18 +640,18 @@ def _model_from_doc(cls, doc, where: str):
     terms = f["terms"]
     if not isinstance(terms, list):
         raise fail(f"fitted.terms: expected a list of terms, got {short(terms)}")
-    arity = {"power": 2, "interaction": 3, "level": 3, "level_slope": 4, "level_pair": 5}
+    arity = {"power": 2, "interaction": 3, "level": 3, "level_slope": 4, "level_pair": 5, "pair_slope": 6}
     specs = []
     for i, t in enumerate(terms):
         ok = isinstance(t, list) and t and t[0] in arity and len(t) == arity[t[0]]
         if ok:
             kind = t[0]
             logs = [t[1]] if kind == "power" else t[1:3] if kind == "interaction" else [t[3]] if \
-                kind == "level_slope" else []
+                kind == "level_slope" else [t[5]] if kind == "pair_slope" else []
             ok = all(x in log_columns for x in logs)
-            if kind in ("level", "level_slope", "level_pair"):
+            if kind in ("level", "level_slope", "level_pair", "pair_slope"):
                 ok = ok and t[1] in categories and t[2] in categories[t[1]][1:]
-            if kind == "level_pair":
+            if kind in ("level_pair", "pair_slope"):
                 ok = ok and t[3] in categories and t[4] in categories[t[3]][1:]
         if not ok:
             raise fail(f"fitted.terms[{i}]: {short(t)} is not a term of known columns and levels")
