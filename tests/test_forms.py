@@ -266,3 +266,33 @@ def test_extrapolation_without_roles():
     assert conf.extrapolated(pd.DataFrame({"a": [1.5, 0.5], "b": [1.5, 1.5]})).tolist() == [False, True]
     with pytest.raises(ValueError, match=r"y: 2 values for 3 intervals"):
         coverage_of(conf.predict_interval(X.iloc[:3]), y[:2])
+
+
+def test_pair_slopes_find_a_pair_whose_power_differs_and_round_trip(tmp_path):
+    """One (act, site) pair scales differently with gpus: the pair-slope term finds it, its parents are kept, a pair
+    with one value of x gets no slope, and the model saves and loads as JSON."""
+    rng = np.random.default_rng(1)
+    n = 800
+    X = pd.DataFrame({"act": rng.choice(["relu", "sigmoid", "tanh"], n), "site": rng.choice(["a", "b", "c"], n),
+                      "gpus": rng.choice([1, 2, 4, 8], n), "batch": rng.choice([8, 16, 32, 64], n)})
+    X.loc[(X["act"] == "tanh") & (X["site"] == "b"), "batch"] = 16  # this pair: one batch size only
+    lg, lb = np.log(X["gpus"].to_numpy(float)), np.log(X["batch"].to_numpy(float))
+    odd = ((X["act"] == "sigmoid") & (X["site"] == "c")).to_numpy()
+    y = np.exp(0.5 - 0.7 * lg + 0.9 * lb + 0.8 * odd * lg + 0.02 * rng.standard_normal(n))
+    roles = dict(categorical=["act", "site"], extrinsic=["gpus", "batch"])
+    plain = LogLinearModel(**roles, category_pairs=True).fit(X, y)
+    m = LogLinearModel(**roles, category_pairs=True, pair_slopes=True).fit(X, y)
+    assert "act=sigmoid&site=c·log(gpus)" in m.terms_
+    coef = dict(zip(m.terms_, m.coef_))
+    assert coef["act=sigmoid&site=c·log(gpus)"] == pytest.approx(0.8, abs=0.02)
+    assert {"act=sigmoid&site=c", "act=sigmoid·log(gpus)", "site=c·log(gpus)"} <= set(m.terms_)  # hierarchy
+    assert not any(t.startswith("act=tanh&site=b·log(batch)") for t in m.terms_)  # batch does not vary there
+    err = lambda model: np.median(np.abs(model.predict(X) / y - 1))  # noqa: E731
+    assert err(m) < 0.5 * err(plain)
+    path = tmp_path / "m.json"
+    m.save(path)
+    back = LogLinearModel.load(path)
+    assert back.terms_ == m.terms_ and np.allclose(back.predict(X), m.predict(X), rtol=1e-12)
+    assert "[act=sigmoid]·[site=c]·log(gpus)" in m.formula()
+    with pytest.raises(ValueError, match="pair_slopes: needs category_terms=True and category_pairs=True"):
+        LogLinearModel(**roles, pair_slopes=True).fit(X, y)
