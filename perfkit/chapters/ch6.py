@@ -38,7 +38,7 @@ from __future__ import annotations
 import math
 import time
 import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -685,7 +685,7 @@ def analyse(params: Params | None = None, /, **kwargs) -> ChapterResult:
     from joblib import delayed
 
     from ..model.fitting import _parallel
-    from ..model.intervals import ExtrapolationWarning, coverage_of
+    from ..model.intervals import ExtrapolationWarning, coverage_of, predictable_rows
     from ..model.metrics import mape, r2
     from ..model.search import n_parameters, search_forms
     from ..report.uncertainty import METRICS, paired_bootstrap, percentile_interval
@@ -720,6 +720,15 @@ def analyse(params: Params | None = None, /, **kwargs) -> ChapterResult:
                                         random_state=0, n_jobs=p.n_jobs, progress=p.progress,
                                         options={"hybrid": {"fixed": s.fixed}} if s.fixed else None)
         fits[f"search[{ds}]"] = searches[ds]
+        # held-out rows the chosen model has no rate for (a hybrid's rates by levels cover the combinations seen
+        # in fit) are left out for every method, like a level no row to fit has, and counted
+        covered = predictable_rows(searches[ds].estimator_, s.X_fit, s.X_test, s.roles["categorical"])
+        if not covered.all():
+            lost = int((~covered).sum())
+            splits[ds] = s = replace(s, X_test=s.X_test[covered], y_test=s.y_test[covered], unscored=s.unscored + lost)
+            q["rows"][ds].update(test=len(s.y_test), unscored=s.unscored)
+            res.notes.append(f"{ds}: {lost} more held-out rows have a combination of levels the auto-selected "
+                             f"{searches[ds].table.loc[searches[ds].chosen, 'form']} form has no rate for: not scored")
         timings.append(dict(dataset=ds, method="auto", what="form search: CV of every candidate, then CV+ of the "
                             "chosen one", seconds=searches[ds].fit_time))
         for r in searches[ds].table.itertuples():
