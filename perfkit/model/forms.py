@@ -100,7 +100,11 @@ class LogLinearModel(RegressorMixin, BaseEstimator):
         at least 3 values (:data:`MIN_SLOPE_VALUES`) on the pair's rows in fit.
         Needs ``category_terms`` and ``category_pairs`` (a kept term keeps the
         terms it is made of). A pair not seen in fit has no such term: its rows
-        get the levels' own terms.
+        get the levels' own terms. The form search does not try it: on the Lambda
+        benchmarks it reaches 20.1 % held-out MAPE (level pairs alone 25.3 %), but
+        with more candidate terms than rows (the NVIDIA tables) the least-squares
+        refit overfits (CV MAPE in the thousands) and LassoCV's choice of terms
+        moves with the BLAS kernels.
     select : {"lasso", "none"}, default "lasso"
         ``"lasso"``: keep the terms that :class:`~sklearn.linear_model.LassoCV`
         (standardised terms, ``KFold(5, shuffle=True, random_state)``) gives a

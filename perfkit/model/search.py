@@ -77,8 +77,6 @@ def _loglinear(roles, network, random_state, options):
     if len(roles["categorical"]) >= 2:
         variants.append((dict(interactions=True, category_terms=True, category_pairs=True),
                          "powers + levels + products + level × log + level pairs"))
-        variants.append((dict(interactions=True, category_terms=True, category_pairs=True, pair_slopes=True),
-                         "powers + levels + products + level × log + level pairs + pair × log"))
     return [Candidate("loglinear", words, LogLinearModel(**roles, **kw, random_state=random_state))
             for kw, words in variants]
 
@@ -126,10 +124,9 @@ def form_candidates(forms="auto", numeric=(), categorical=(), extrinsic=(), *, n
 
 def make_form(form: str, numeric=(), categorical=(), extrinsic=(), *, network=None, random_state=0, **settings):
     """One unfitted estimator of ``form``: the thesis's eq. 4.4 with the engine's defaults (MAE, as the thesis
-    fits it), or the richest term set the search tries for "loglinear" and "hybrid", less the variants that only
-    a cross-validated search should pick: the log-linear pair slopes (a slope per pair of levels: many terms,
-    which help on one dataset and overfit another) and the hybrid's rates by the layer shape (they cover only
-    the combinations of levels seen in fit).
+    fits it), or the richest term set the search tries for "loglinear" and "hybrid" (for the hybrid, without the
+    rates by the layer shape, which cover only the combinations of levels seen in fit: a search checks them by
+    cross-validation).
 
     ``settings`` override the estimator's own (e.g. ``interactions=False``, ``loss="relative"``).
     """
@@ -138,9 +135,6 @@ def make_form(form: str, numeric=(), categorical=(), extrinsic=(), *, network=No
 
         est = GenericPerformanceModel(numeric=numeric, categorical=categorical, extrinsic=extrinsic,
                                       random_state=random_state)
-    elif form == "loglinear":  # the richest variant but the pair slopes (a search checks those by CV)
-        est = [c.estimator for c in form_candidates(form, numeric, categorical, extrinsic, random_state=random_state)
-               if not c.estimator.pair_slopes][-1]
     elif form == "hybrid" and network is not None:  # the richest variant that covers any combination of levels
         from .hybrid import HybridModel, hybrid_variants
 
