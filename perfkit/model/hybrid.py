@@ -117,17 +117,16 @@ def hybrid_variants(network: str, roles: dict, shape: bool = True) -> list[tuple
             regime_mods.setdefault("compute", [reg])
             out.append((dict(modifiers=regime_mods, regimes=[reg]), "+ a regime at the smallest batch"))
             # rates by the layer shape: by width alone, then by every shape column the data has
-            shape = [c for c in SHAPE_COLUMNS if c in have_columns(roles)] if shape else []
-            for cols in dict.fromkeys(tuple(c) for c in ([c for c in shape if c == "num_filters"], shape) if c):
-                shaped = {k: v + (list(cols) if k in ("compute", "step") else []) for k, v in regime_mods.items()}
+            named = {c for cols in roles.values() for c in cols}
+            columns = [c for c in SHAPE_COLUMNS if c in named] if shape else []
+            sets = [["num_filters"]] if "num_filters" in columns else []
+            if columns and columns not in sets:
+                sets.append(columns)
+            for cols in sets:
+                shaped = {k: v + (cols if k in ("compute", "step") else []) for k, v in regime_mods.items()}
                 out.append((dict(modifiers=shaped, regimes=[reg]),
                             "+ compute and step rates by " + " and ".join(SHAPE_WORDS[c] for c in cols)))
     return out
-
-
-def have_columns(roles: dict) -> set:
-    """Every column a role names."""
-    return {c for cols in roles.values() for c in cols}
 
 
 def _level_keys(X, cols, extra) -> np.ndarray:
@@ -287,15 +286,12 @@ class HybridModel(RegressorMixin, BaseEstimator):
             self.regime_values_ = {}
         extra = self._regime_columns(X, regimes, fit)
 
-        def keys(cols):
-            return _level_keys(X, cols, extra)
-
         if fit:
             terms = []
             for cost in COSTS:
                 cols = mods.get(cost, [])
                 if cols:
-                    terms += [(cost, lv) for lv in sorted(set(keys(cols)))]
+                    terms += [(cost, lv) for lv in sorted(set(_level_keys(X, cols, extra)))]
                 else:
                     terms.append((cost, ""))
             self.terms_ = terms
@@ -303,7 +299,7 @@ class HybridModel(RegressorMixin, BaseEstimator):
         for cost, level in self.terms_:
             if cost not in by_cost:
                 c = mods.get(cost, [])
-                by_cost[cost] = keys(c) if c else None
+                by_cost[cost] = _level_keys(X, c, extra) if c else None
             k = by_cost[cost]
             mask = 1.0 if k is None else (k == level).astype(float)
             cols.append(S * base[cost] * mask)

@@ -34,8 +34,8 @@ from sklearn.base import BaseEstimator, RegressorMixin
 from .._checks import check_int
 from .validation import column_list, missing_column_error, numeric_column, validate_target
 
-__all__ = ["ConformalRegressor", "ExtrapolationWarning", "coverage_of", "seen_rows", "predictable_rows", "METHODS", "JSON_FORMAT",
-           "JSON_VERSION"]
+__all__ = ["ConformalRegressor", "ExtrapolationWarning", "coverage_of", "seen_rows", "predictable_rows", "METHODS",
+           "JSON_FORMAT", "JSON_VERSION"]
 
 #: ways :class:`ConformalRegressor` computes its scores
 METHODS = ("cv+", "split")
