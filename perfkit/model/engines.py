@@ -529,36 +529,97 @@ def _distinct_starts(population, best, n_starts, min_distance=0.1):
     return starts
 
 
-def _refine_best(problem: Problem, starts, irls_iter, stages, n_iter, history) -> EngineResult:
-    """Refine several starts and keep the lowest exact objective.
+def _screen(problem: Problem, starts, stages) -> list:
+    """Refine ``(lin, powers)`` starts; returns ``(objective, lin, powers, converged, message)`` per start refined to
+    the end.
 
-    The search's profiled cost solves the linear part only approximately, so basins whose objectives differ
-    by less than that error can be ranked wrongly, and which one wins then depends on the last bits of the
-    arithmetic (the CPU). Every start gets the first refinement stage at a loose tolerance
-    (:data:`SCREEN_TOL`); those that come within :data:`SCREEN_RTOL` of the best are refined through every
-    stage at the full tolerance.
+    Every start gets the first refinement stage at a loose tolerance (:data:`SCREEN_TOL`); those that come within
+    :data:`SCREEN_RTOL` of the best are refined through every stage at the full tolerance. A start refined to a
+    higher objective than its own keeps its own (never worse than the search's answer).
     """
     screened = []
-    for powers in starts:
-        lin = _linear_for(problem, powers, irls_iter)
+    for lin, powers in starts:
         start = (lin, powers, _exact(problem, lin, powers))
         lin1, pw1, conv, msg = refine(problem, lin, powers, stages[:1], tol=SCREEN_TOL, ftol=SCREEN_TOL)
-        obj1 = _exact(problem, lin1, pw1)
-        screened.append((obj1, lin1, pw1, conv, msg, start))
+        screened.append((_exact(problem, lin1, pw1), lin1, pw1, start))
     best1 = min(s[0] for s in screened)
     finals = []
-    for obj1, lin1, pw1, conv, msg, start in screened:
+    for obj1, lin1, pw1, start in screened:
         if obj1 - best1 > SCREEN_RTOL * abs(best1):
             continue
         lin1, pw1, conv, msg = refine(problem, lin1, pw1, stages)
         obj = _exact(problem, lin1, pw1)
-        if obj > start[2]:  # never worse than the search's answer
+        if obj > start[2]:
             lin1, pw1, obj = start[0], start[1], start[2]
         finals.append((obj, lin1, pw1, conv, msg))
-    obj, lin, powers, converged, message = min(finals, key=lambda f: f[0])
+    return finals
+
+
+#: rounds of :func:`_switched_on` starts after the search's starts (each round starts from the best so far)
+HOP_ROUNDS = 2
+#: a switched-on term starts with this share of the mean |y| as its mean contribution
+HOP_SHARE = 0.01
+
+
+def _switched_on(problem: Problem, lin, powers) -> list:
+    """Starts that switch each switched-off intrinsic term of a fit back on, at either bound of its power.
+
+    A term whose coefficient sits at 0 has no gradient that would turn it on, so the refinement cannot leave a
+    basin in which it is off, and basins with a term on or off can differ by less than 0.1 % of the objective
+    (Chapter 4: PyTorch's dropout term at p = −5, Chainer's learning-rate term). Which one the search's starts
+    fall into depends on the last bits of the arithmetic. Trying every switched-off term on, from a small
+    coefficient (mean contribution :data:`HOP_SHARE` of the mean |y|) at each power bound, lets the refinement
+    reach the lower basin from either side.
+    """
+    lin, powers = canonical(problem, lin, powers)
+    lo, hi = problem.lin_bounds
+    _, F, _, _ = _unpack(np.concatenate([lin, powers]), problem)
+    if problem.weights is not None:  # contributions to the weighted rows, like _scale
+        F = F * problem.weights
+    target = HOP_SHARE * _scale(problem)
+    starts = []
+    for j in range(problem.n_p):
+        if lin[j] != 0.0 or not lo[j] <= 0.0 < hi[j]:
+            continue
+        for bound in dict.fromkeys(problem.pow_bounds[j]):
+            pw = powers.copy()
+            pw[j] = bound
+            size = float(np.mean(np.abs(F * np.exp(problem.log_i[:, j] * bound))))
+            if not np.isfinite(size) or size <= 0.0:
+                continue
+            ln = lin.copy()
+            ln[j] = min(target / size, hi[j])
+            starts.append((ln, pw))
+    return starts
+
+
+def _refine_best(problem: Problem, starts, irls_iter, stages, n_iter, history, hop_rounds=HOP_ROUNDS) -> EngineResult:
+    """Refine several starts and keep the lowest exact objective; then try switched-off terms on.
+
+    The search's profiled cost solves the linear part only approximately, so basins whose objectives differ
+    by less than that error can be ranked wrongly, and which one wins then depends on the last bits of the
+    arithmetic (the CPU). Every start is screened and refined (:func:`_screen`); then, for up to ``hop_rounds``
+    rounds, the starts of :func:`_switched_on` from the best fit so far are refined the same way, and a lower
+    objective replaces it.
+    """
+    finals = _screen(problem, [(_linear_for(problem, pw, irls_iter), pw) for pw in starts], stages)
+    best = min(finals, key=lambda f: f[0])
+    n_refined, n_hops = len(finals), 0
+    for _ in range(hop_rounds):
+        hops = _switched_on(problem, best[1], best[2])
+        if not hops:
+            break
+        n_hops += len(hops)
+        cand = min(_screen(problem, hops, stages), key=lambda f: f[0])
+        if not cand[0] < best[0]:
+            break
+        best = cand
+    obj, lin, powers, converged, message = best
     lin, powers = canonical(problem, lin, powers)
     if len(starts) > 1:
-        message += f"; best of {len(starts)} starts ({len(finals)} refined to the end)"
+        message += f"; best of {len(starts)} starts ({n_refined} refined to the end)"
+    if n_hops:
+        message += f" and {n_hops} with a switched-off term on"
     return EngineResult(lin, powers, n_iter, history, converged, message)
 
 
