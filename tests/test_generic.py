@@ -161,3 +161,42 @@ def test_target_validation():
         _model(maxiter=2).fit(X, y)
     with pytest.raises(ValueError, match="59 values for 60 rows"):
         _model(maxiter=2).fit(X, np.ones(59))
+
+
+def test_switched_off_term_is_tried_on(monkeypatch):
+    """The refinement cannot turn on a term whose coefficient sits at 0; the engine's hops can.
+
+    Chainer's Chapter 4 file, L1 λ = 3e-4: the basin with every small term off (objective 17.2637) is a local
+    minimum of the refinement, 0.12 % above the basin with the learning-rate term on; which of the two the
+    search's starts fell into used to depend on the BLAS kernels.
+    """
+    from perfkit.chapters.ch4 import make_model
+    from perfkit.data.measured import load_steps, thesis_split
+    from perfkit.model import engines as E
+
+    X, y, _ = load_steps("data/measured/chainer-cpu/ch4_lenet5.csv", target="epoch_time")
+    X_fit, _, y_fit, _ = thesis_split(X, y, n_fit=1000, n_test=500, seed=0)
+    seen = []
+
+    def capture(problem, rng, **kw):
+        seen.append(problem)
+        return E.fit_varpro(problem, rng, **{**kw, "maxiter": 1})
+
+    monkeypatch.setitem(E.ENGINES, "varpro", capture)
+    make_model(penalty="l1", lam=3e-4, random_state=1).fit(X_fit, y_fit)
+    problem = seen[0]
+    names = [f"p[{c}]" for c in ("num_filters", "kernel_size", "pool_size", "learning_rate", "stride", "dropout")]
+    assert problem.n_p == len(names)
+    off = np.array([1.606, 4.526, 0.0, 0.0, -5.0, 0.0, -0.139, -0.375])  # the all-off basin's powers
+    lin = E._linear_for(problem, off, 3)
+    lin[[2, 3, 5]] = 0.0  # pool size, learning rate and dropout off
+    stays = min(f[0] for f in E._screen(problem, [(lin, off)], E.REFINE_STAGES))
+    assert stays == pytest.approx(17.2637, rel=1e-4)  # refining alone stays in the all-off basin
+    hops = E._switched_on(problem, lin, off)
+    assert len(hops) == 6  # three terms off, each tried at both power bounds
+    for ln, pw in hops:
+        j = int(np.flatnonzero(ln[:problem.n_p] != lin[:problem.n_p])[0])
+        assert pw[j] in problem.pow_bounds[j] and ln[j] > 0
+    found = E._refine_best(problem, [off], 3, E.REFINE_STAGES, 0, [])
+    assert E._exact(problem, found.lin, found.powers) < 17.2425  # the learning-rate term's basin
+    assert found.lin[3] > 0 and "switched-off term on" in found.message

@@ -30,7 +30,9 @@ an :class:`EngineResult`:
     population evaluated at once, each candidate's linear part from a few
     iteratively reweighted least-squares steps (each solved inside the bounds); then
     :func:`refine` of every parameter together from the best few distinct members
-    of the final population, the lowest exact objective kept, and :func:`canonical`.
+    of the final population, the lowest exact objective kept; then every switched-off
+    intrinsic term tried on again at either power bound (:func:`_switched_on`), and
+    :func:`canonical`.
 """
 from __future__ import annotations
 
@@ -507,7 +509,7 @@ def fit_varpro(problem: Problem, rng, *, maxiter=None, popsize=None, tol=None, i
         powers = _polish(search, res_x, irls_iter)
         return EngineResult(_linear_for(problem, powers, irls_iter), powers, n_iter, history)
     return _refine_best(problem, _distinct_starts(res_pop, res_x, n_starts), irls_iter, refine_stages,
-                        n_iter, history)
+                        n_iter, history, hop_rounds=HOP_ROUNDS)
 
 
 #: a start whose exact objective after the first refinement stage is within this relative distance of the
@@ -593,7 +595,7 @@ def _switched_on(problem: Problem, lin, powers) -> list:
     return starts
 
 
-def _refine_best(problem: Problem, starts, irls_iter, stages, n_iter, history, hop_rounds=HOP_ROUNDS) -> EngineResult:
+def _refine_best(problem: Problem, starts, irls_iter, stages, n_iter, history, hop_rounds: int = HOP_ROUNDS) -> EngineResult:
     """Refine several starts and keep the lowest exact objective; then try switched-off terms on.
 
     The search's profiled cost solves the linear part only approximately, so basins whose objectives differ
