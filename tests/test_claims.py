@@ -372,3 +372,14 @@ def test_claims_by_framework_lays_each_frameworks_verdicts_side_by_side():
     view = ch4.claims_by_framework(led, ["pytorch-cpu", "mxnet-cpu"])
     row = view.loc["L2 beats L1 on MAPE, MSE and RMSE"]
     assert row["pytorch-cpu"].startswith("holds") and row["mxnet-cpu"].startswith("does not hold")
+
+
+def test_spreads_below_the_fits_resolution_are_not_compared():
+    """Converged fits: every seed reaches the same powers to 1e-11, p near 3 and q near 0.4. A floor per power
+    (1e-4 × max(|mean|, 1)) would make p "3 times as variable" as q; one floor for all powers makes it a tie."""
+    same = seeds(p_x=(3.0, 1e-11), p_y=(2.5, 1e-11), q_workers=(0.4, 1e-11), q_batch_size=(-0.39, 1e-11))
+    ev = ch4._intrinsic_vary({"seed_params": {"DE": same}})
+    assert ev.estimate == pytest.approx(1.0)
+    row = judge_all("4", "x.csv", [c for c in ch4.CLAIMS if c.key == "intrinsic_vary"],
+                    {"seed_params": {"DE": same}}).iloc[0]
+    assert row["verdict"] == "inconclusive" and "the fits' resolution" in row["evidence"]

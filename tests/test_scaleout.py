@@ -9,7 +9,6 @@ import json
 import logging
 import os
 import shutil
-import socket
 import subprocess
 import sys
 
@@ -19,6 +18,7 @@ import pytest
 
 from perfkit.chapters.ch4 import make_model
 from perfkit.data.measured import load_steps, thesis_split
+from perfkit.measure.workers import _free_ports
 from perfkit.model.fitting import fit_repeated, regularisation_sweep
 from perfkit.schema import resolve
 
@@ -60,12 +60,6 @@ def test_lambda_sweep_and_repeated_fits_on_a_dask_cluster_match_the_default_back
     pd.testing.assert_frame_equal(rep_l.summary(), rep_d.summary())
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 TORCHRUN = shutil.which("torchrun", path=os.path.dirname(sys.executable))
 
 
@@ -99,7 +93,7 @@ def test_pytorch_worker_runs_across_two_torchrun_nodes_and_its_results_resume_in
     opts = dict(samples=2, batch_sizes=[8], datasets=["mnist"], warmup=1, steps=2, repeats=3, min_run_seconds=0.0)
     req, results, csv = tmp_path / "requests.jsonl", tmp_path / "results.jsonl", tmp_path / "ch4_lenet5.csv"
     assert write_requests("ch4", req, world_size=2, results=results, **opts) == 2
-    _torchrun_nodes(tmp_path, req, results, _free_port())
+    _torchrun_nodes(tmp_path, req, results, _free_ports(1)[0])
     hello, replies = read_results(results)
     assert hello["world_size"] == 2 and hello["backend"] == "gloo"
     assert sorted(replies) == ["0", "1"] and all(r["ok"] for r in replies.values())

@@ -17,7 +17,9 @@ __all__ = ["ch3_readings", "ch4_readings", "ch5_readings", "ch6_readings", "verd
 def verdict_counts(claims) -> str:
     """``"3 of 9 claims hold, 4 do not, 1 is inconclusive, 1 cannot be tested here"``."""
     n = claims["verdict"].value_counts()
-    parts = [f"{n.get('holds', 0)} of {len(claims)} claims hold", f"{n.get('does not hold', 0)} do not",
+    hold, fail = n.get("holds", 0), n.get("does not hold", 0)
+    parts = [f"{hold} of {len(claims)} claims {'holds' if hold == 1 else 'hold'}",
+             f"{fail} {'does' if fail == 1 else 'do'} not",
              f"{n.get('inconclusive', 0)} {'is' if n.get('inconclusive', 0) == 1 else 'are'} inconclusive"]
     if n.get("cannot be tested here", 0):
         parts.append(f"{n['cannot be tested here']} cannot be tested here")

@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 
 from ..schema import data_dir
+from .measured import FRAMEWORK_NAMES as _FRAMEWORK_NAMES
 
 __all__ = ["THESIS_TABLES", "THESIS_FIGURES", "FRAMEWORK_NAMES", "list_thesis_tables", "load_thesis_table",
            "wide_table", "framework_name", "figure_stem", "figure_number", "figure_matches"]
@@ -35,8 +36,9 @@ THESIS_TABLES: dict[str, tuple[str, str]] = {
     "conference2": ("conference_table2", "SSCI-2022 Table II: GPU scaling power"),
 }
 
-#: the thesis's spelling of each framework, by the lower-case name a measured file carries (``framework`` column)
-FRAMEWORK_NAMES = {"tensorflow": "TensorFlow", "mxnet": "MXNet", "pytorch": "PyTorch", "chainer": "Chainer"}
+#: the thesis's spelling of each framework, by the lower-case name a measured file carries (``framework`` column);
+#: framework key → the name printed (one table for the whole package: :data:`perfkit.data.measured.FRAMEWORK_NAMES`)
+FRAMEWORK_NAMES = _FRAMEWORK_NAMES
 
 #: The thesis's figure numbers of Chapters 4 and 5, by chapter and figure slug (the file is ``figN_M_<slug>``).
 #: A figure the thesis draws once per framework maps each framework to its number; a figure that holds every
@@ -61,7 +63,8 @@ THESIS_FIGURES: dict[str, dict[str, str | dict[str, str]]] = {
 
 
 def framework_name(name: str) -> str:
-    """The thesis's spelling of a framework (``"pytorch"`` → ``"PyTorch"``); other names come back as given."""
+    """The thesis's spelling of a framework (``"pytorch"`` → ``"PyTorch"``; JAX, which it did not measure, as JAX
+    writes itself); other names come back as given."""
     return FRAMEWORK_NAMES.get(str(name).strip().lower(), str(name).strip())
 
 
