@@ -120,9 +120,8 @@ def test_chapter_4_and_5_fits_agree_under_two_blas_kernel_sets():
 LEDGER_SCRIPT = r"""
 import json
 from perfkit.chapters import ch4, ch5
-# PyTorch with TensorFlow and MXNet (the 1500-sample files): the framework set checked under both kernel sets so
-# far; Chainer's and JAX's files (500 samples each) are not yet in this check (README, "Known limit")
-CH4_KW = dict(framework_datasets=ch4.FRAMEWORK_DATASETS[:2])
+# PyTorch and every other framework's file: TensorFlow, MXNet (1500 samples), Chainer and JAX (500)
+CH4_KW = dict(framework_datasets=ch4.FRAMEWORK_DATASETS)
 out = {}
 for mod, kw in ((ch4, CH4_KW), (ch5, {})):
     result = mod.analyse(quick=True, progress=False, **kw)
@@ -147,6 +146,12 @@ def _ledgers_under(coretypes):
     return out
 
 
+#: relative agreement of every claim's estimate under two kernel sets (it was 2e-2 while the unregularised fits
+#: could end in basins 0.004-0.1 % apart, the dropout or learning-rate term on or off, depending on the kernels;
+#: the engine now tries switched-off terms on again, and every seed reaches the same basin)
+ESTIMATE_RTOL = 1e-3
+
+
 @pytest.mark.slow
 def test_quick_ledgers_have_the_same_verdicts_under_two_blas_kernel_sets():
     a, b = _ledgers_under(("Haswell", "Prescott"))
@@ -159,9 +164,8 @@ def test_quick_ledgers_have_the_same_verdicts_under_two_blas_kernel_sets():
             ex, ey = x["estimate"], y["estimate"]
             if ex is None or ey is None or ex != ex or ey != ey:  # no estimate (None or NaN): claim not testable
                 assert (ex is None or ex != ex) and (ey is None or ey != ey), (chapter, x, y)
-            else:  # the estimate a verdict is decided from: 2 % relative, because the unregularised fit has basins
-                # 0.4 % apart in objective and either can win (README, "Known limit"); 0.2 MAPE points of 20
-                assert abs(ex - ey) <= max(2e-2 * max(abs(ex), abs(ey)), 1e-6), (chapter, x["key"], ex, ey)
+            else:  # the estimate a verdict is decided from, to ESTIMATE_RTOL
+                assert abs(ex - ey) <= max(ESTIMATE_RTOL * max(abs(ex), abs(ey)), 1e-6), (chapter, x["key"], ex, ey)
 
 
 def test_switched_off_terms_are_written_with_coefficient_and_power_zero():
