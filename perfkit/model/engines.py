@@ -575,9 +575,7 @@ def _switched_on(problem: Problem, lin, powers) -> list:
     """
     lin, powers = canonical(problem, lin, powers)
     lo, hi = problem.lin_bounds
-    _, F, _, _ = _unpack(np.concatenate([lin, powers]), problem)
-    if problem.weights is not None:  # contributions to the weighted rows, like _scale
-        F = F * problem.weights
+    F, _ = _weighted_terms(problem, lin, powers)
     target = HOP_SHARE * _scale(problem)
     starts = []
     for j in range(problem.n_p):
@@ -625,6 +623,13 @@ def _refine_best(problem: Problem, starts, irls_iter, stages, n_iter, history, h
     return EngineResult(lin, powers, n_iter, history, converged, message)
 
 
+def _weighted_terms(problem: Problem, lin, powers):
+    """``(F, T)`` of :func:`_unpack`, F times the row weights (if any): a term's contribution to the weighted
+    residuals, the rows :func:`_scale` measures, is coef × F × T (or × the one-hot column)."""
+    _, F, T, _ = _unpack(np.concatenate([lin, powers]), problem)
+    return (F if problem.weights is None else F * problem.weights), T
+
+
 #: a term whose contribution to every prediction is below this fraction of the mean |y| is switched off
 DEAD_RTOL = 1e-9
 
@@ -642,9 +647,7 @@ def canonical(problem: Problem, lin, powers):
     K, n_p = problem.n_linear, problem.n_p
     lo, hi = problem.lin_bounds
     tol = DEAD_RTOL * max(_scale(problem), 1e-300)
-    _, F, T, _ = _unpack(np.concatenate([lin, powers]), problem)
-    if problem.weights is not None:  # a term's contribution to the weighted residuals
-        F = F * problem.weights
+    F, T = _weighted_terms(problem, lin, powers)
     size = np.concatenate([np.max(np.abs(F[:, None] * T), axis=0) if n_p else np.zeros(0),
                            np.max(np.abs(F[:, None] * problem.onehot), axis=0) if K > n_p + 1 else np.zeros(0)])
     for j in np.flatnonzero(np.abs(lin[:K - 1]) * size < tol):
