@@ -81,6 +81,10 @@ def build_parser() -> argparse.ArgumentParser:
                      help="configuration constants the cost model needs that are not columns, e.g. "
                           "stride=2,volume=48x56x48")
     fit.add_argument("--cv", type=int, default=5, help="folds of the form search and of the intervals (default 5)")
+    fit.add_argument("--intervals", choices=["studentized", "cv+", "split"], default="studentized",
+                     help="how the conformal intervals are calibrated (default studentized: cross-validated errors "
+                          "scaled by the leverage; cv+: Barber et al.'s CV+, conservative for models with many "
+                          "terms per row; split: a held-out quarter, not with --form auto)")
     fit.add_argument("--calibrate", action="store_true",
                      help="thesis form: also calibrate conformal intervals (5 more fits), so that "
                           "`perfkit predict --interval` works; the other forms always calibrate")
@@ -370,7 +374,8 @@ def _cmd_fit(args) -> None:
         print(f"calibrating 90 %-style intervals: {args.cv} more fits of the best seed's settings", file=sys.stderr)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", ConstantColumnWarning)
-            best = ConformalRegressor(clone(best), n_splits=args.cv, random_state=0).fit(X_tr, y_tr)
+            best = ConformalRegressor(clone(best), method=args.intervals, n_splits=args.cv,
+                                      random_state=0).fit(X_tr, y_tr)
         iv = best.predict_interval(X_te, 0.9)
         print(f"90 % intervals cover {100 * coverage_of(iv, y_te):.1f} % of the {len(y_te)} held-out rows")
     best.to_json(args.out)  # atomic: a crash never leaves half a model
@@ -389,6 +394,8 @@ def _check_form_flags(args) -> None:
         raise ValueError("--form hybrid needs --network (the network whose costs the form uses), e.g. --network lenet5")
     if args.form != "thesis" and (args.penalty != "none" or args.method != "varpro" or args.coding != "thesis"):
         raise ValueError(f"--penalty/--lam/--method/--coding belong to --form thesis, not --form {args.form}")
+    if args.form == "auto" and args.intervals == "split":
+        raise ValueError("--intervals split: the form search calibrates from its own folds; use studentized or cv+")
 
 
 def _pairs(text: str, flag: str) -> dict:
@@ -429,13 +436,13 @@ def _fit_form(args, roles, fixed, X_tr, X_te, y_tr, y_te) -> None:
         if args.form == "auto":
             print(f"form search on {len(X_tr)} rows ({args.cv}-fold CV); {len(X_te)} rows held out", flush=True)
             search = search_forms(X_tr, y_tr, **roles, network=args.network, cv=args.cv, n_jobs=args.jobs,
-                                  progress=True, options=options)
+                                  progress=True, options=options, intervals=args.intervals)
             model = search.model_
             print("\n" + search.summary())
         else:
             est = make_form(args.form, **roles, network=args.network, **({"fixed": fixed} if fixed else {}))
             print(f"fitting the {args.form} form on {len(X_tr)} rows; {len(X_te)} rows held out", flush=True)
-            model = ConformalRegressor(est, n_splits=args.cv, random_state=0).fit(X_tr, y_tr)
+            model = ConformalRegressor(est, method=args.intervals, n_splits=args.cv, random_state=0).fit(X_tr, y_tr)
             print("\n" + model.estimator_.summary())
     _print_warnings(caught)
     print(f"\nfit and calibration took {_duration(time.perf_counter() - start)}")

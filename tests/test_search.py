@@ -69,6 +69,26 @@ def test_hybrid_modifiers_regimes_and_json_round_trip(lenet, tmp_path):
         load_model(json.dumps(doc))
 
 
+def test_hybrid_leverage_is_that_of_its_relative_error_fit(lenet):
+    """The hybrid's leverage is wᵀ(WᵀW)⁻¹w over the rates > 0, W the scaled costs over the times of the rows of
+    fit, w a row's costs over its prediction; it survives a JSON round trip."""
+    X, y = lenet
+    m = HybridModel("lenet5", **LENET).fit(X, y)
+    active = m.rates_ > 0
+    assert 2 <= active.sum() < len(m.rates_)  # some rates at 0: they must not count
+    Phi = m._design(X)
+    W = (Phi[:, active] / m.leverage_scale_[active]) / y[:, None]
+    new = X.iloc[:7]
+    w = (m._design(new)[:, active] / m.leverage_scale_[active]) / m.predict(new)[:, None]
+    expected = np.einsum("ij,ij->i", w, np.linalg.solve(W.T @ W, w.T).T)
+    assert np.allclose(m.leverage(new), expected, rtol=1e-6)
+    assert np.array_equal(HybridModel.from_json(m.to_json()).leverage(new), m.leverage(new))
+    doc = json.loads(m.to_json())
+    doc["fitted"]["leverage"]["basis"] = doc["fitted"]["leverage"]["basis"][:-1]
+    with pytest.raises(ValueError, match=r"fitted.leverage: expected \{scale, basis\}"):
+        HybridModel.from_json(json.dumps(doc))
+
+
 @pytest.mark.parametrize("kw, match", [
     (dict(network="vgg"), r"network: expected one of \[.*'lenet5'"),
     (dict(modifiers={"disk": ["workers"]}), r"modifiers: unknown cost 'disk'"),
@@ -116,12 +136,18 @@ def test_search_forms_table_choice_and_intervals():
 
 
 def test_search_reuses_its_folds_for_the_intervals_exactly():
-    """The search's fold models give the same CV+ intervals as calibrating the chosen form from scratch."""
+    """The search's fold models give the same intervals as calibrating the chosen form from scratch, for both ways
+    of calibrating from folds."""
     X, y = _data(n=120, noise=0.05)
-    s = search_forms(X, y, **ROLES, forms=["loglinear"], cv=4, random_state=3)
-    fresh = ConformalRegressor(s.candidates[s.chosen].estimator, n_splits=4, random_state=3).fit(X, y)
-    assert np.array_equal(s.model_.scores_, fresh.scores_) and np.array_equal(s.model_.fold_, fresh.fold_)
-    assert s.predict_interval(X.head(10), 0.9).equals(fresh.predict_interval(X.head(10), 0.9))
+    for method in ("studentized", "cv+"):
+        s = search_forms(X, y, **ROLES, forms=["loglinear"], cv=4, random_state=3, intervals=method)
+        fresh = ConformalRegressor(s.candidates[s.chosen].estimator, method=method, n_splits=4,
+                                   random_state=3).fit(X, y)
+        assert s.model_.method == method
+        assert np.array_equal(s.model_.scores_, fresh.scores_) and np.array_equal(s.model_.fold_, fresh.fold_)
+        assert s.predict_interval(X.head(10), 0.9).equals(fresh.predict_interval(X.head(10), 0.9))
+    with pytest.raises(ValueError, match=r"^intervals: expected 'studentized' or 'cv\+', got 'split'"):
+        search_forms(X, y, **ROLES, forms=["loglinear"], cv=4, intervals="split")
 
 
 def test_search_forms_bad_input_names_the_parameter():
@@ -230,6 +256,7 @@ def test_cli_fit_auto_prints_the_candidates(capsys, csvs):
     (["--form", "loglinear", "--penalty", "l2"], r"--penalty/--lam/--method/--coding belong to --form thesis"),
     (["--form", "auto", "--cv", "1"], r"--cv: expected an integer >= 2"),
     (["--form", "hybrid", "--network", "lenet5", "--fixed", "stride"], r"--fixed: expected key=value pairs"),
+    (["--form", "auto", "--intervals", "split"], r"--intervals split: the form search calibrates from its own folds"),
 ])
 def test_cli_fit_form_flags_bad_input(capsys, csvs, args, match):
     import re

@@ -9,7 +9,7 @@ third-party ones shipped in ``data/external/`` (Lambda's GPU benchmarks and NVID
 DeepLearningExamples' published tables, split 2/3 to fit), and computes
 
 1. Table 6.1 and Fig. 6.1: held-out MAPE (with a 95 % bootstrap interval), R² and the share of the
-   held-out rows inside 90 % conformal intervals (CV+, :class:`perfkit.model.ConformalRegressor`)
+   held-out rows inside 90 % conformal intervals (studentised, :class:`perfkit.model.ConformalRegressor`)
    of every interpretable form: the thesis form (eq. 4.4, default engine, MAE and relative loss),
    the log-space power law (:class:`perfkit.model.LogLinearModel`, its richest variant), the hybrid
    form on analytic costs (:class:`perfkit.model.HybridModel`, our networks only) and the form the
@@ -79,7 +79,7 @@ COVERAGE_BAND = (0.85, 0.95)
 RATE_B = 200
 #: the compute-rate claim: the ratio of Chapter 5's to Chapter 4's rate lies within this factor of 1
 RATE_FACTOR = 1.2
-#: the interpretable forms fitted with CV+ intervals, then the black boxes, in table order
+#: the interpretable forms fitted with conformal intervals, then the black boxes, in table order
 INTERPRETABLE = ("thesis", "thesis_rel", "loglinear", "hybrid")
 BLACK_BOXES = ("RF", "SVR", "GB")
 METHODS = ("auto", *INTERPRETABLE, *BLACK_BOXES)
@@ -119,7 +119,7 @@ class Params(ParamsBase):
     target: str = "epoch_time"  # column of the measured files to model: epoch_time or step_time
     split_seed: int = 0  # seed of every fit/held-out split
     forms: tuple = FORMS  # forms the search tries (quick mode: loglinear and hybrid)
-    cv: int = 5  # folds of the form search and of the CV+ intervals (quick mode: 3)
+    cv: int = 5  # folds of the form search and of the intervals (quick mode: 3)
     whatif_workers: tuple = (1, 2, 3, 4, 5, 6, 7, 8)  # worker counts of the what-if curves (speedup relative to the first)
     extrap_results: str = "benchmarks/results/extrap.json"  # Extra-P results (bench_extrap.py); missing or "": not run
     n_jobs: int = -1  # parallel fits (joblib; -1: every core; every fit is seeded, so the results do not change)
@@ -285,8 +285,8 @@ _COST = {"thesis": 5.0, "thesis_rel": 4.0, "loglinear": 3.0, "RF": 2.0, "GB": 2.
 
 
 def _fit_interval_model(estimator, X, y, folds: int, intervals: bool = True):
-    """``(model, seconds, note)``: ``estimator`` inside CV+ intervals (a plain fit without ``intervals``, or when
-    they fail)."""
+    """``(model, seconds, note)``: ``estimator`` inside studentised conformal intervals (a plain fit without
+    ``intervals``, or when they fail)."""
     from sklearn.base import clone
     from threadpoolctl import threadpool_limits
 
@@ -299,7 +299,7 @@ def _fit_interval_model(estimator, X, y, folds: int, intervals: bool = True):
             model, note = clone(estimator).fit(X, y), "quick mode: one fit, no intervals"
         else:
             try:
-                model = ConformalRegressor(estimator, method="cv+", n_splits=folds, random_state=0).fit(X, y)
+                model = ConformalRegressor(estimator, method="studentized", n_splits=folds, random_state=0).fit(X, y)
                 note = ""
             except ValueError as exc:  # e.g. a fold model predicting 0 s: no relative error, no interval
                 model, note = clone(estimator).fit(X, y), f"no intervals ({exc})"
@@ -307,9 +307,10 @@ def _fit_interval_model(estimator, X, y, folds: int, intervals: bool = True):
 
 
 def _interval_rows(model, s: Split) -> np.ndarray:
-    """Held-out rows that every CV+ fold model of ``model`` can predict (each of their category levels is in the
-    fold's rows to fit): the CV+ interval needs all of them. The folds are the ones
-    :class:`~perfkit.model.ConformalRegressor` draws (``KFold(n_splits, shuffle=True, random_state)``)."""
+    """Held-out rows that get an interval: every row for the studentised and split methods (one model predicts);
+    for CV+, the rows that every fold model of ``model`` can predict (each of their category levels is in the
+    fold's rows to fit). The folds are the ones :class:`~perfkit.model.ConformalRegressor` draws
+    (``KFold(n_splits, shuffle=True, random_state)``)."""
     from sklearn.model_selection import KFold
 
     from ..model.intervals import predictable_rows
@@ -573,7 +574,7 @@ def _dataset_claims(ds: str) -> tuple:
               evidence=lambda q, ds=ds: _mape_text(q, ds, "auto", "thesis"), missing=missing),
         Claim(f"coverage[{ds}]", f"{name}: 90 % intervals of the auto-selected model cover 85-95 % of the held-out "
               "rows", "§6.1 (integration into practical systems: a prediction needs its uncertainty)",
-              "0.85 <= share of held-out rows inside their 90 % CV+ interval <= 0.95", needs=("inside",),
+              "0.85 <= share of held-out rows inside their 90 % interval <= 0.95", needs=("inside",),
               quantity=lambda q, ds=ds: _coverage(q, ds), side="in", threshold=COVERAGE_BAND,
               evidence=lambda q, ds=ds: _coverage_text(q, ds), missing=missing),
     )
@@ -729,13 +730,13 @@ def analyse(params: Params | None = None, /, **kwargs) -> ChapterResult:
             q["rows"][ds].update(test=len(s.y_test), unscored=s.unscored)
             res.notes.append(f"{ds}: {lost} more held-out rows have a combination of levels the auto-selected "
                              f"{searches[ds].table.loc[searches[ds].chosen, 'form']} form has no rate for: not scored")
-        timings.append(dict(dataset=ds, method="auto", what="form search: CV of every candidate, then CV+ of the "
-                            "chosen one", seconds=searches[ds].fit_time))
+        timings.append(dict(dataset=ds, method="auto", what="form search: CV of every candidate, then the chosen "
+                            "one's intervals", seconds=searches[ds].fit_time))
         for r in searches[ds].table.itertuples():
             timings.append(dict(dataset=ds, method=f"candidate: {r.form} ({r.terms})", what="one fold fit, mean",
                                 seconds=r.fit_seconds))
 
-    # §2 the interpretable forms with CV+ intervals, the black boxes and the hybrid's bootstrap refits (section 4),
+    # §2 the interpretable forms with conformal intervals, the black boxes and the hybrid's bootstrap refits (section 4),
     # every fit in one parallel batch, the longest first
     jobs, reuse = [], {}
     n_rate = QUICK_RATE_B if p.quick else RATE_B
@@ -804,7 +805,7 @@ def analyse(params: Params | None = None, /, **kwargs) -> ChapterResult:
                 one_fit = seconds
             timings.append(dict(dataset=ds, method=m, what="one fit on every row to fit", seconds=float(one_fit)))
             if m != "auto" and has_iv and (ds, m) not in reuse:
-                timings.append(dict(dataset=ds, method=m, what=f"fit with CV+ intervals ({folds} folds + 1)",
+                timings.append(dict(dataset=ds, method=m, what=f"fit with intervals ({folds} folds + 1)",
                                     seconds=float(seconds)))
             cov_e = coverage_evidence(*inside[ds][m]) if m in inside[ds] else None
             form = (f"{auto_form[ds]}: {auto_terms[ds]}" if m == "auto" else

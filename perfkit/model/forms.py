@@ -164,6 +164,9 @@ class LogLinearModel(RegressorMixin, BaseEstimator):
         Duan's smearing factor, mean(e^residual) on the training rows (see Notes).
     fit_time_ : float
         Wall time of the fit in seconds.
+    n_fit_, leverage_center_, leverage_scale_, leverage_basis_
+        Rows of fit, and the centring, scaling and :func:`~perfkit.model.intervals.leverage_basis` of their kept
+        terms: what :meth:`leverage` needs.
     categories_ : dict
         Levels of each categorical column seen in fit (sorted as strings; the first is the reference).
     log_columns_ : list of str
@@ -275,6 +278,8 @@ class LogLinearModel(RegressorMixin, BaseEstimator):
         """
         from threadpoolctl import threadpool_limits
 
+        from .intervals import leverage_basis
+
         num, cat, ext = self._settings()
         min_rows = _CV_FOLDS if self.select == "lasso" else 2
         validate_frame(X, num, cat, ext)
@@ -315,6 +320,11 @@ class LogLinearModel(RegressorMixin, BaseEstimator):
         self.intercept_ = float(intercept)
         self.n_terms_ = len(self.terms_)
         self.n_candidates_ = len(candidates)
+        mean, scale = F[:, keep].mean(axis=0), F[:, keep].std(axis=0)
+        scale[scale == 0] = 1.0
+        with threadpool_limits(1):
+            self.leverage_basis_ = leverage_basis((F[:, keep] - mean) / scale)
+        self.leverage_center_, self.leverage_scale_, self.n_fit_ = mean, scale, len(z)
         resid = z - (intercept + F[:, keep] @ coef)
         self.residual_std_ = float(np.std(resid))
         self.smearing_ = float(np.mean(np.exp(resid)))
@@ -367,6 +377,18 @@ class LogLinearModel(RegressorMixin, BaseEstimator):
             raise ValueError(f"X: the prediction for row {_jsonable(X.index[pos])!r} is not finite (log t = "
                              f"{eta[pos]:g}): its column values are far outside the fitted range")
         return pred
+
+    def leverage(self, X) -> np.ndarray:
+        """Leverage of the rows of ``X``: the variance of the fitted log t there in units of the residual variance,
+        h(x) = 1/n + zᵀ(ZᵀZ)⁺z with z the kept terms of x and Z those of the n rows of fit (centred and scaled as
+        in the fit). A prediction error there has variance σ²(1 + h): studentised conformal intervals
+        (:class:`~perfkit.model.intervals.ConformalRegressor`, ``method="studentized"``) widen by √(1 + h)."""
+        from .intervals import leverage_of
+
+        self._check_fitted()
+        validate_frame(X, self.numeric_, self.categorical_, self.extrinsic_, categories=self.categories_)
+        Z = (self._design(X, self.term_specs_) - self.leverage_center_) / self.leverage_scale_
+        return 1.0 / self.n_fit_ + leverage_of(Z, self.leverage_basis_)
 
     def powers_at(self, X):
         """Local power d log t / d log x of every numeric/extrinsic column at the rows of ``X``.
@@ -501,6 +523,9 @@ class LogLinearModel(RegressorMixin, BaseEstimator):
                 "residual_std": self.residual_std_,
                 "smearing": self.smearing_,
                 "fit_time": self.fit_time_,
+                "leverage": {"n": self.n_fit_, "center": [float(v) for v in self.leverage_center_],
+                             "scale": [float(v) for v in self.leverage_scale_],
+                             "basis": [[float(v) for v in row] for row in self.leverage_basis_]},
             },
         }
         return _dump_json(doc, path)
@@ -598,7 +623,25 @@ def _jsonable(v):
 
 
 _FITTED_KEYS = ("numeric", "categorical", "extrinsic", "categories", "log_columns", "constant_columns", "terms",
-                "coef", "intercept", "alpha", "n_candidates", "residual_std", "smearing", "fit_time")
+                "coef", "intercept", "alpha", "n_candidates", "residual_std", "smearing", "fit_time", "leverage")
+
+
+def _leverage_from_doc(v, p: int, fail, short):
+    """(n, center, scale, basis) of a model's ``fitted.leverage`` object (:func:`leverage_basis` of its p terms)."""
+    from .generic import _finite
+
+    ok = isinstance(v, dict) and sorted(v) == ["basis", "center", "n", "scale"]
+    if ok:
+        n, center, scale, basis = v["n"], v["center"], v["scale"], v["basis"]
+        ok = (isinstance(n, int) and not isinstance(n, bool) and n >= 1
+              and all(isinstance(a, list) and len(a) == p and all(_finite(x) for x in a) for a in (center, scale))
+              and all(x > 0 for x in scale) and isinstance(basis, list) and len(basis) == p
+              and all(isinstance(r, list) and len(r) == len(basis[0]) and all(_finite(x) for x in r) for r in basis))
+    if not ok:
+        raise fail(f"fitted.leverage: expected {{n, center, scale, basis}} for {p} terms (n an integer >= 1, "
+                   f"center and scale {p} finite numbers, scale > 0, basis {p} rows of equal length), got {short(v)}")
+    B = np.asarray(basis, dtype=float).reshape(p, len(basis[0]) if basis else 0)
+    return n, np.asarray(center, dtype=float), np.asarray(scale, dtype=float), B
 
 
 def _model_from_doc(cls, doc, where: str):
@@ -667,6 +710,8 @@ def _model_from_doc(cls, doc, where: str):
     if isinstance(n_candidates, bool) or not isinstance(n_candidates, int) or n_candidates < len(specs):
         raise fail(f"fitted.n_candidates: expected an integer >= {len(specs)}, got {short(n_candidates)}")
 
+    model.n_fit_, model.leverage_center_, model.leverage_scale_, model.leverage_basis_ = \
+        _leverage_from_doc(f["leverage"], len(specs), fail, short)
     model.numeric_, model.categorical_, model.extrinsic_ = num, cat, ext
     model.categories_ = {c: list(categories[c]) for c in cat}
     model.log_columns_ = list(log_columns)

@@ -178,6 +178,9 @@ class HybridModel(RegressorMixin, BaseEstimator):
         Rates > 0 (the terms that remain).
     share_ : dict
         Cost name → mean share of the predicted time on the training rows.
+    leverage_scale_, leverage_basis_ : numpy.ndarray
+        Column scales of the fit and the :func:`~perfkit.model.intervals.leverage_basis` of its relative-error
+        design on the rates > 0 (zero rows for the others): what :meth:`leverage` needs.
     """
 
     def __init__(self, network="lenet5", numeric=(), categorical=(), extrinsic=(), *, batch="batch_size",
@@ -317,6 +320,8 @@ class HybridModel(RegressorMixin, BaseEstimator):
         from scipy.optimize import nnls
         from threadpoolctl import threadpool_limits
 
+        from .intervals import leverage_basis
+
         num, cat, ext, fixed, regimes, mods = self._settings()
         for c in (self.batch, self.workers):
             if c not in X.columns:
@@ -333,6 +338,15 @@ class HybridModel(RegressorMixin, BaseEstimator):
             A = (Phi / scale) / y[:, None]
             rates, _ = nnls(A, np.ones(len(y)), maxiter=50 * A.shape[1])
         self.rates_ = rates / scale
+        # the fitted rates are linear in y on the rates > 0: their leverage is that of the active columns
+        active = rates > 0
+        basis = np.zeros((len(rates), 0))
+        if active.any():
+            with threadpool_limits(1):
+                sub = leverage_basis(A[:, active])
+            basis = np.zeros((len(rates), sub.shape[1]))
+            basis[active] = sub
+        self.leverage_scale_, self.leverage_basis_ = scale, basis
         self.numeric_, self.categorical_, self.extrinsic_ = num, cat, ext
         self.n_parameters_ = int(np.count_nonzero(self.rates_))
         contrib = Phi * self.rates_
@@ -355,6 +369,20 @@ class HybridModel(RegressorMixin, BaseEstimator):
         self._check_fitted()
         validate_frame(X, self.numeric_, self.categorical_, self.extrinsic_)
         return self._design(X) @ self.rates_
+
+    def leverage(self, X) -> np.ndarray:
+        """Leverage of the rows of ``X`` in the relative-error fit: the variance of ŷ/y there in units of the
+        residual variance, h(x) = wᵀ(WᵀW)⁺w over the rates > 0, with w the row's costs divided by its prediction
+        and W those of the rows of fit divided by their times (columns scaled as in the fit). Studentised
+        conformal intervals (:class:`~perfkit.model.intervals.ConformalRegressor`, ``method="studentized"``)
+        widen by √(1 + h)."""
+        from .intervals import leverage_of
+
+        self._check_fitted()
+        validate_frame(X, self.numeric_, self.categorical_, self.extrinsic_)
+        Phi = self._design(X)
+        W = (Phi / self.leverage_scale_) / (Phi @ self.rates_)[:, None]
+        return leverage_of(W, self.leverage_basis_)
 
     def predictable(self, X) -> np.ndarray:
         """Mask of the rows of ``X`` that every rate of the model covers.
@@ -418,7 +446,9 @@ class HybridModel(RegressorMixin, BaseEstimator):
                "settings": {k: _json_tree(v) for k, v in self.get_params().items()},
                "fitted": {"numeric": self.numeric_, "categorical": self.categorical_, "extrinsic": self.extrinsic_,
                           "terms": [list(t) for t in self.terms_], "rates": [float(r) for r in self.rates_],
-                          "regime_values": self.regime_values_, "share": self.share_, "fit_time": self.fit_time_}}
+                          "regime_values": self.regime_values_, "share": self.share_, "fit_time": self.fit_time_,
+                          "leverage": {"scale": [float(v) for v in self.leverage_scale_],
+                                       "basis": [[float(v) for v in row] for row in self.leverage_basis_]}}}
         return _dump_json(doc, path)
 
     def save(self, path) -> None:
@@ -432,7 +462,8 @@ class HybridModel(RegressorMixin, BaseEstimator):
         doc, where = _load_json(source)
         model, (num, cat, ext, fixed, regimes, mods), f, fail, short = _check_envelope(
             cls, doc, where, JSON_FORMAT, JSON_VERSION,
-            ("numeric", "categorical", "extrinsic", "terms", "rates", "regime_values", "share", "fit_time"))
+            ("numeric", "categorical", "extrinsic", "terms", "rates", "regime_values", "share", "fit_time",
+             "leverage"))
         if (f["numeric"], f["categorical"], f["extrinsic"]) != (num, cat, ext):
             raise fail("fitted columns do not match the settings' numeric/categorical/extrinsic")
         terms = f["terms"]
@@ -450,6 +481,18 @@ class HybridModel(RegressorMixin, BaseEstimator):
             raise fail(f"fitted.share: expected cost -> number, got {short(share)}")
         if not _finite(f["fit_time"]) or f["fit_time"] < 0:
             raise fail(f"fitted.fit_time: expected a number >= 0, got {short(f['fit_time'])}")
+        lev = f["leverage"]
+        k = len(terms)
+        ok = isinstance(lev, dict) and sorted(lev) == ["basis", "scale"] and isinstance(lev["scale"], list) \
+            and len(lev["scale"]) == k and all(_finite(v) and v > 0 for v in lev["scale"]) \
+            and isinstance(lev["basis"], list) and len(lev["basis"]) == k \
+            and all(isinstance(r, list) and len(r) == len(lev["basis"][0]) and all(_finite(v) for v in r)
+                    for r in lev["basis"])
+        if not ok:
+            raise fail(f"fitted.leverage: expected {{scale, basis}} for {k} terms (scale {k} numbers > 0, basis "
+                       f"{k} rows of equal length), got {short(lev)}")
+        model.leverage_scale_ = np.asarray(lev["scale"], dtype=float)
+        model.leverage_basis_ = np.asarray(lev["basis"], dtype=float).reshape(k, len(lev["basis"][0]) if k else 0)
         model.numeric_, model.categorical_, model.extrinsic_ = num, cat, ext
         model.terms_ = [tuple(t) for t in terms]
         model.rates_ = np.asarray(rates, dtype=float)

@@ -12,8 +12,9 @@ hypotheses: form, terms, number of parameters, CV MAPE ± its standard error, fi
 time.
 
 The chosen form is refitted on every row inside a
-:class:`~perfkit.model.intervals.ConformalRegressor` (CV+, the same folds), so the
-result predicts with intervals: ``search.model_.predict_interval(X, 0.9)``.
+:class:`~perfkit.model.intervals.ConformalRegressor` (studentised cross-validation
+scores from the same folds), so the result predicts with intervals:
+``search.model_.predict_interval(X, 0.9)``.
 
 Every candidate is scored on the same folds (``KFold(cv, shuffle=True,
 random_state)``), so the comparison is paired; the standard error is the spread of
@@ -208,7 +209,7 @@ class FormSearch:
     chosen : int
         Row of ``table`` that was picked.
     model_ : ConformalRegressor
-        The chosen form refitted on every row, with CV+ intervals
+        The chosen form refitted on every row, with conformal intervals (studentised by default)
         (``model_.predict_interval(X, 0.9)``); ``model_.estimator_`` is the fitted form.
     cv : int
     """
@@ -269,7 +270,7 @@ def one_standard_error_choice(table) -> int:
 
 
 def search_forms(X, y, numeric=(), categorical=(), extrinsic=(), *, forms="auto", network=None, cv=5,
-                 random_state=0, n_jobs=1, progress=False, options=None) -> FormSearch:
+                 random_state=0, n_jobs=1, progress=False, options=None, intervals="studentized") -> FormSearch:
     """Try model forms by K-fold cross-validation and keep the simplest within one standard error of the best.
 
     Parameters
@@ -295,11 +296,14 @@ def search_forms(X, y, numeric=(), categorical=(), extrinsic=(), *, forms="auto"
         A tqdm bar over the fits.
     options : dict, optional
         Per-form estimator settings, e.g. ``{"thesis": {"maxiter": 100}}``.
+    intervals : {"studentized", "cv+"}, default "studentized"
+        How ``model_`` calibrates its intervals from the chosen candidate's fold models (the ``method`` of
+        :class:`~perfkit.model.intervals.ConformalRegressor`).
 
     Returns
     -------
     FormSearch
-        ``table`` of candidates, ``model_`` (the chosen form with CV+ intervals) and ``summary()``.
+        ``table`` of candidates, ``model_`` (the chosen form with conformal intervals) and ``summary()``.
     """
     import pandas as pd
     from sklearn.model_selection import KFold
@@ -309,6 +313,8 @@ def search_forms(X, y, numeric=(), categorical=(), extrinsic=(), *, forms="auto"
 
     k = check_int("cv", cv, minimum=2)
     check_int("random_state", random_state, minimum=0)
+    if not isinstance(intervals, str) or intervals not in ("studentized", "cv+"):
+        raise ValueError(f"intervals: expected 'studentized' or 'cv+', got {intervals!r}")
     n_jobs = _check_n_jobs(n_jobs)
     cands = form_candidates(forms, numeric, categorical, extrinsic, network=network, random_state=random_state,
                             options=options)
@@ -337,9 +343,9 @@ def search_forms(X, y, numeric=(), categorical=(), extrinsic=(), *, forms="auto"
     best = int(table["cv_mape"].idxmin())
     table["within_1se"] = table["cv_mape"] <= table.loc[best, "cv_mape"] + table.loc[best, "cv_mape_se"]
     table["chosen"] = table.index == chosen
-    # the chosen candidate's fold models and out-of-fold predictions are the CV+ calibration (same folds)
+    # the chosen candidate's fold models and out-of-fold predictions are the intervals' calibration (same folds)
     res = results[chosen * k:(chosen + 1) * k]
-    model = ConformalRegressor(cands[chosen].estimator, method="cv+", n_splits=k, random_state=int(random_state))
+    model = ConformalRegressor(cands[chosen].estimator, method=intervals, n_splits=k, random_state=int(random_state))
     model._fit_from_folds(X, y, folds, [r[2] for r in res], [r[3] for r in res], [r[4] for r in res])
     return FormSearch(table=table, candidates=cands, chosen=chosen, model_=model, cv=k,
                       fit_time=time.perf_counter() - start, folds=folds)
