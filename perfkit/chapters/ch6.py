@@ -3,9 +3,10 @@
 The thesis ends (§6.1) with future work: refine the generic expression so that its terms can
 interact, treat powers and coefficients differently, try the model on other frameworks and
 applications, put it to use in practical systems, and look for better expressions automatically.
-:func:`analyse` takes those steps on four datasets, our two measured files (Chapter 4's LeNet-5,
-split 1000/500, and Chapter 5's 3D-ResAttNet-18, split 900/600, as the thesis split them) and two
-third-party ones shipped in ``data/external/`` (Lambda's GPU benchmarks and NVIDIA
+:func:`analyse` takes those steps on eight datasets: our measured files (Chapter 4's LeNet-5 in
+PyTorch, split 1000/500, and Chapter 5's 3D-ResAttNet-18, split 900/600, as the thesis split them;
+LeNet-5 in TensorFlow and MXNet, 1000/500, and in Chapter 4's 500-row Chainer and JAX files, 333/167)
+and two third-party ones shipped in ``data/external/`` (Lambda's GPU benchmarks and NVIDIA
 DeepLearningExamples' published tables, split 2/3 to fit), and computes
 
 1. Table 6.1 and Fig. 6.1: held-out MAPE (with a 95 % bootstrap interval), R² and the share of the
@@ -51,13 +52,19 @@ from .result import (ChapterResult, Check, ParameterError, ParamsBase, at_least,
 __all__ = ["Params", "check_params", "analyse", "CLAIMS", "DATASETS", "METHODS", "compute_rate", "coverage_evidence",
            "read_extrap", "whatif_table"]
 
+#: the other frameworks' Chapter 4 files (the same sampler and seed as PyTorch's ``ch4``): dataset → framework
+FRAMEWORKS = {"ch4_tensorflow": "TensorFlow", "ch4_mxnet": "MXNet", "ch4_chainer": "Chainer", "ch4_jax": "JAX"}
 #: datasets Chapter 6 compares on: our measured files, then the third-party ones (``perfkit.data.external``)
-DATASETS = ("ch4", "ch5", "lambda", "nvidia_dle")
+DATASETS = ("ch4", "ch5", *FRAMEWORKS, "lambda", "nvidia_dle")
 #: what each dataset is, for tables and figures
 DATASET_NAMES = {"ch4": "LeNet-5, ours (CPU)", "ch5": "3D-ResAttNet-18, ours (CPU)",
+                 **{ds: f"LeNet-5, {fw}, ours (CPU)" for ds, fw in FRAMEWORKS.items()},
                  "lambda": "Lambda GPU benchmarks", "nvidia_dle": "NVIDIA DeepLearningExamples"}
-#: our measured datasets: the cost-model network of the hybrid form and the thesis's split (fit, held out)
-MEASURED = {"ch4": ("lenet5", (1000, 500)), "ch5": ("resattnet3d", (900, 600))}
+#: our measured datasets: the cost-model network of the hybrid form and the split (fit, held out): the thesis's,
+#: and 2/3 of the 500 rows measured in Chainer and JAX (as Chapter 4 splits them)
+MEASURED = {"ch4": ("lenet5", (1000, 500)), "ch5": ("resattnet3d", (900, 600)),
+            "ch4_tensorflow": ("lenet5", (1000, 500)), "ch4_mxnet": ("lenet5", (1000, 500)),
+            "ch4_chainer": ("lenet5", (333, 167)), "ch4_jax": ("lenet5", (333, 167))}
 #: share of a third-party dataset held out (the rest is fitted)
 EXTERNAL_TEST = 1 / 3
 #: quick mode: rows fitted and held out per dataset (a third-party dataset is first subsampled to their sum)
@@ -113,9 +120,13 @@ class Params(ParamsBase):
     """Parameters of Chapter 6 (the notebook's ``parameters`` cell); :data:`Params.CHECKS` are their rules."""
 
     quick: bool = False  # small budgets for tests: 300/150 rows, loglinear and hybrid, 3 folds, no nvidia_dle
-    datasets: tuple = DATASETS  # datasets to compare on: ch4, ch5 (ours), lambda, nvidia_dle (third-party)
+    datasets: tuple = DATASETS  # ours: ch4, ch5, ch4_<framework> (LeNet-5 in 4 more frameworks); lambda, nvidia_dle
     ch4_dataset: str = "data/measured/pytorch-cpu/ch4_lenet5.csv"  # perfkit collect ch4 output (split 1000/500)
     ch5_dataset: str = "data/measured/pytorch-cpu/ch5_resattnet3d.csv"  # perfkit collect ch5 output (split 900/600)
+    ch4_tensorflow_dataset: str = "data/measured/tensorflow-cpu/ch4_lenet5.csv"  # TensorFlow's ch4 file (1000/500)
+    ch4_mxnet_dataset: str = "data/measured/mxnet-cpu/ch4_lenet5.csv"  # MXNet's ch4 file (1000/500)
+    ch4_chainer_dataset: str = "data/measured/chainer-cpu/ch4_lenet5.csv"  # Chainer's ch4 file (333/167)
+    ch4_jax_dataset: str = "data/measured/jax-cpu/ch4_lenet5.csv"  # JAX's ch4 file (333/167)
     target: str = "epoch_time"  # column of the measured files to model: epoch_time or step_time
     split_seed: int = 0  # seed of every fit/held-out split
     forms: tuple = FORMS  # forms the search tries (quick mode: loglinear and hybrid)
@@ -131,6 +142,7 @@ class Params(ParamsBase):
         "datasets": grid(one_of(*DATASETS), "dataset names (" + ", ".join(DATASETS) + ")", distinct=True),
         "ch4_dataset": existing_file("a `perfkit collect ch4` output"),
         "ch5_dataset": existing_file("a `perfkit collect ch5` output"),
+        **{f"{ds}_dataset": existing_file(f"a `perfkit collect ch4` output of {fw}") for ds, fw in FRAMEWORKS.items()},
         "target": TARGET,
         "split_seed": at_least(0),
         "forms": grid(one_of(*FORMS), "form names (" + ", ".join(FORMS) + ")", distinct=True),
@@ -173,14 +185,14 @@ def check_params(**params) -> Params:
     from ..schema import resolve
 
     p = make_params(Params, params)
-    for ds in ("ch4", "ch5"):
+    for ds in MEASURED:
         if ds in p.analysed:
             name, (n_fit, n_test) = f"{ds}_dataset", MEASURED[ds][1]
-            rows = check_steps_file(name, getattr(p, name), p.target, ds, n_fit, n_test, quick=True)
+            rows = check_steps_file(name, getattr(p, name), p.target, _roles_key(ds), n_fit, n_test, quick=True)
             if rows < n_fit + n_test and not p.quick:
                 raise ParameterError(f"{name}: {show_path(resolve(getattr(p, name)))} has {rows} usable rows (status ok), "
                                      f"fewer than the thesis's split of {n_fit} + {n_test}; expected a complete "
-                                     f"`perfkit collect {ds}` output, or leave {ds} out of datasets")
+                                     f"`perfkit collect {_roles_key(ds)}` output, or leave {ds} out of datasets")
     external = [ds for ds in p.analysed if ds not in MEASURED]
     if external and not [f for f in p.searched_forms if f != "hybrid"]:
         raise ParameterError(f"forms: got {list(p.forms)!r}, which leaves no form for {external[0]} (the hybrid form "
@@ -189,6 +201,11 @@ def check_params(**params) -> Params:
 
 
 # ------------------------------------------------------------------------------------------- data
+def _roles_key(ds: str) -> str:
+    """The :data:`perfkit.schema.ROLES` entry of a measured dataset: ch5's, or ch4's for every LeNet-5 file."""
+    return "ch5" if ds == "ch5" else "ch4"
+
+
 @dataclass
 class Split:
     """One dataset split for Chapter 6: rows to fit, held-out rows every model can predict, column roles."""
@@ -222,9 +239,9 @@ def _load(ds: str, p: Params) -> Split:
         if p.quick:
             n_fit, n_test = QUICK_ROWS
         path = resolve(getattr(p, f"{ds}_dataset"))
-        X, y, frame = load_steps(path, target=p.target, roles=ds)
+        X, y, frame = load_steps(path, target=p.target, roles=_roles_key(ds))
         X_fit, X_test, y_fit, y_test = thesis_split(X, y, n_fit=n_fit, n_test=n_test, seed=p.split_seed)
-        roles = {k: list(v) for k, v in ROLES[ds].items()}
+        roles = {k: list(v) for k, v in ROLES[_roles_key(ds)].items()}
         from ..model.costs import CONFIG_KEYS
 
         keys = [k for group in CONFIG_KEYS[network] for k in group]
@@ -609,12 +626,16 @@ def _plot_heldout(table, datasets):
     """Fig. 6.1: held-out MAPE of every method per dataset, with 95 % bootstrap intervals (log scale)."""
     from ..report import plots
 
-    fig, axes = plots.new_figure(1, len(datasets), figsize=(2.7 * len(datasets) + 1.3, 3.6), squeeze=False,
+    ncols = min(4, len(datasets))
+    nrows = -(-len(datasets) // ncols)
+    fig, axes = plots.new_figure(nrows, ncols, figsize=(2.7 * ncols + 1.3, 3.6 * nrows), squeeze=False,
                                  sharey=True)
     keys = list(METHODS) + list(EXTRAP)
     ypos = np.arange(len(keys))[::-1]
     colours = {**{m: "#1f78b4" for m in INTERPRETABLE}, "auto": "#33a02c", **{m: "#777777" for m in BLACK_BOXES}}
-    for ax, ds in zip(axes[0], datasets):
+    for ax in axes.flat[len(datasets):]:
+        ax.set_visible(False)
+    for ax, ds in zip(axes.flat, datasets):
         t = table[table["dataset"] == ds].set_index("method")
         values = [float(t.loc[k, "MAPE"]) for k in keys if k in t.index and np.isfinite(t.loc[k, "MAPE"])]
         lows = [float(t.loc[k, "MAPE_lower"]) for k in keys if k in t.index and np.isfinite(t.loc[k, "MAPE_lower"])]
@@ -637,7 +658,8 @@ def _plot_heldout(table, datasets):
         ax.set_title(DATASET_NAMES[ds], fontsize=8)
         ax.set_xlabel("held-out MAPE (%)")
         ax.grid(False, axis="y")
-    axes[0][0].set_yticks(ypos, [METHOD_LABELS.get(k, k) for k in keys], fontsize=7)
+    for row in axes:
+        row[0].set_yticks(ypos, [METHOD_LABELS.get(k, k) for k in keys], fontsize=7)
     return fig
 
 
