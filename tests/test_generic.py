@@ -199,4 +199,39 @@ def test_switched_off_term_is_tried_on(monkeypatch):
         assert pw[j] in problem.pow_bounds[j] and ln[j] > 0
     found = E._refine_best(problem, [off], 3, E.REFINE_STAGES, 0, [])
     assert E._exact(problem, found.lin, found.powers) < 17.2425  # the learning-rate term's basin
-    assert found.lin[3] > 0 and "switched-off term on" in found.message
+    assert found.lin[3] > 0 and "one term switched on or off" in found.message
+
+
+def test_small_live_term_is_tried_off(monkeypatch):
+    """The mirror case: a small term that is on in a basin above the one with it off.
+
+    MXNet's Chapter 4 file, L1 λ = 1e-3: under Haswell BLAS kernels the search's starts ended with the
+    learning-rate term on (p ≈ 0.16, 0.1 % of the mean time), 1.9e-5 above the basin with it off that the default
+    and Prescott kernels reached. Refining alone stays on; the switched-off start reaches the lower basin.
+    """
+    from perfkit.chapters.ch4 import make_model
+    from perfkit.data.measured import load_steps, thesis_split
+    from perfkit.model import engines as E
+
+    X, y, _ = load_steps("data/measured/mxnet-cpu/ch4_lenet5.csv", target="epoch_time")
+    X_fit, _, y_fit, _ = thesis_split(X, y, n_fit=1000, n_test=500, seed=0)
+    seen = []
+
+    def capture(problem, rng, **kw):
+        seen.append(problem)
+        return E.fit_varpro(problem, rng, **{**kw, "maxiter": 1})
+
+    monkeypatch.setitem(E.ENGINES, "varpro", capture)
+    make_model(penalty="l1", lam=1e-3, random_state=0).fit(X_fit, y_fit)
+    problem = seen[0]
+    on = np.array([1.2845, 5.0, -1.1658, 0.1632, -3.0105, -1.4280, -0.571, 0.063])  # learning rate (index 3) on
+    stays = E._screen(problem, [(E._linear_for(problem, on, 3), on)], E.REFINE_STAGES)
+    obj_on, lin_on, pw_on = min(stays, key=lambda f: f[0])[:3]
+    assert lin_on[3] > 0 and obj_on > 6.99160  # refining alone keeps the term on, above the other basin
+    offs = E._switched_off(problem, lin_on, pw_on, E.REFINE_STAGES)
+    assert len(offs) == 1  # only the learning-rate term is below 1 % of the mean time
+    assert offs[0][1][3] == 0.0 and offs[0][2][3] == 0.0 and offs[0][0] < obj_on
+    found = E._refine_best(problem, [on], 3, E.REFINE_STAGES, 0, [])
+    assert found.lin[3] == 0.0 and "one term switched on or off" in found.message
+    assert E._exact(problem, found.lin, found.powers) == pytest.approx(6.991537, rel=2e-6)
+    assert E._exact(problem, found.lin, found.powers) < obj_on

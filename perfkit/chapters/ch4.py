@@ -524,9 +524,23 @@ def _metric_text(q, names=("DE", "DE+L2", "RF", "SVR"), metric="MAPE", unit=" %"
     return ", ".join(f"{k} {fmt(m[k][0])}{unit} {fmt_interval(*percentile_interval(m[k][1]))}" for k in names if k in m)
 
 
+def _seed_std(v) -> float:
+    """Std over seeds of one parameter as the ledger prints it: 0 at or below the fits' :func:`_resolution` (seeds
+    that reach one optimum differ there by the refinement's tolerance, differently on each CPU), values below
+    :data:`ZERO` counted as 0."""
+    v = np.where(np.abs(np.asarray(v, dtype=float)) < ZERO, 0.0, np.asarray(v, dtype=float))
+    sd = float(v.std(ddof=1)) if len(v) > 1 else 0.0
+    return 0.0 if sd <= float(_resolution(v, 0)) else sd
+
+
+def _seed_mean(v) -> float:
+    v = np.asarray(v, dtype=float)
+    return float(np.where(np.abs(v) < ZERO, 0.0, v).mean())
+
+
 def _spread_text(q, column, label) -> str:
     v = q["seed_params"]["DE"][column]
-    return f"{label} = {fmt(v.mean())} ± {fmt(v.std())} over {len(v)} seeds"
+    return f"{label} = {fmt(_seed_mean(v))} ± {fmt(_seed_std(v))} over {len(v)} seeds"
 
 
 def _l2_spread_text(q) -> str:
@@ -611,7 +625,7 @@ CLAIMS = (
           "largest std of q over seeds (no regularisation) <= 0.1", needs=("seed_params",),
           quantity=lambda q: _stat(q, "DE", ("q[",), _max_sd), side="<", threshold=0.1,
           evidence=lambda q: "std over seeds: " + "; ".join(
-              f"{c}: {fmt(q['seed_params']['DE'][c].std())}" for c in _cols(q["seed_params"]["DE"], ("q[",))),
+              f"{c}: {fmt(_seed_std(q['seed_params']['DE'][c]))}" for c in _cols(q["seed_params"]["DE"], ("q[",))),
           missing=_SEEDS),
     Claim("stable_C", "the constant C is stable across seeds", "§4.3.1, Table 4.2",
           "coefficient of variation of C over seeds (no regularisation) <= 0.1", needs=("seed_params",),
