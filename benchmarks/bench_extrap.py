@@ -6,7 +6,7 @@ subprocess:
 
     python3 -m venv build/extrap-venv
     build/extrap-venv/bin/pip install extrap==4.2.5
-    .venv/bin/python benchmarks/bench_extrap.py [--only ch4 ch5 lambda nvidia_dle] [--variants a b b_all c]
+    .venv/bin/python benchmarks/bench_extrap.py [--only ch4 ch5 ch4_tensorflow ... lambda nvidia_dle] [--variants a b b_all c]
 
 This side prepares the data and the splits with perfkit and computes the metrics with
 ``perfkit.mape``. For each model to build it writes one Extra-P JSON Lines input file
@@ -21,6 +21,7 @@ file can be modelled again by hand: ``build/extrap-venv/bin/extrap --json FILE.j
 Datasets and splits (the same as perfkit's table in the README):
 - ch4: ``load_steps(ch4_lenet5.csv, "epoch_time", "ch4")``, ``thesis_split(n_fit=1000, n_test=500, seed=0)``;
 - ch5: ``load_steps(ch5_resattnet3d.csv, "epoch_time", "ch5")``, ``thesis_split(n_fit=900, n_test=600, seed=0)``;
+- ch4_tensorflow, ch4_mxnet (1000/500), ch4_chainer, ch4_jax (333/167): each framework's ``ch4_lenet5.csv`` as ch4;
 - lambda, nvidia_dle: ``load_external(name)``, ``train_test_split_frame(test_size=1/3, random_state=0)``.
 
 Variants (Extra-P models numeric parameters only; a parameter with one value in the rows to fit is
@@ -55,6 +56,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _machine import machine_info, write_results  # noqa: E402
 
 from perfkit import mape  # noqa: E402
+from perfkit.chapters.ch6 import MEASURED, Params, _roles_key  # noqa: E402
 from perfkit.data.external import load_external  # noqa: E402
 from perfkit.data.measured import load_steps, thesis_split  # noqa: E402
 from perfkit.model.baselines import train_test_split_frame  # noqa: E402
@@ -64,7 +66,7 @@ ROOT = Path(__file__).resolve().parents[1]
 RESULTS = Path(__file__).resolve().parent / "results"
 WORK = ROOT / "build" / "extrap-work"
 DEFAULT_PYTHON = ROOT / "build" / "extrap-venv" / "bin" / "python"
-DATASETS = ["ch4", "ch5", "lambda", "nvidia_dle"]
+DATASETS = ["ch4", "ch5", "ch4_tensorflow", "ch4_mxnet", "ch4_chainer", "ch4_jax", "lambda", "nvidia_dle"]
 VARIANTS = ["a", "b", "b_all", "c"]
 # modeler settings tried for every variant: Extra-P's defaults, and its strong-scaling setting (negative
 # exponents in the single-parameter building blocks; ``extrap --options allow_negative_exponents=True``;
@@ -127,13 +129,13 @@ json.dump(out, open(sys.argv[2], "w"), indent=1)
 
 
 def load(name):
-    """``(X_fit, X_test, y_fit, y_test, roles)`` on the split of perfkit's table."""
-    if name in ("ch4", "ch5"):
-        csv = {"ch4": "ch4_lenet5.csv", "ch5": "ch5_resattnet3d.csv"}[name]
-        X, y, _ = load_steps(ROOT / "data" / "measured" / "pytorch-cpu" / csv, target="epoch_time", roles=name)
-        n_fit, n_test = {"ch4": (1000, 500), "ch5": (900, 600)}[name]
+    """``(X_fit, X_test, y_fit, y_test, roles)`` on the split of perfkit's table (Chapter 6's, ``ch6.MEASURED``)."""
+    if name in MEASURED:
+        _, (n_fit, n_test) = MEASURED[name]
+        key = _roles_key(name)
+        X, y, _ = load_steps(ROOT / getattr(Params(), f"{name}_dataset"), target="epoch_time", roles=key)
         Xf, Xt, yf, yt = thesis_split(X, y, n_fit=n_fit, n_test=n_test, seed=0)
-        roles = {k: list(v) for k, v in ROLES[name].items()}
+        roles = {k: list(v) for k, v in ROLES[key].items()}
     else:
         frame, ds = load_external(name)
         roles = dict(numeric=list(ds.numeric), categorical=list(ds.categorical), extrinsic=list(ds.extrinsic))
@@ -339,7 +341,8 @@ def _markdown(res):
              "subprocess of `benchmarks/bench_extrap.py`; never a perfkit dependency. Default modeler (multi-parameter "
              "PMNF over the default single-parameter modeler), mean of the repetitions. Splits as in perfkit's table "
              "(README, \"Held-out MAPE on the thesis splits\"): ch4 1000/500 and ch5 900/600 (`thesis_split`, seed 0), "
-             "lambda and nvidia_dle 2/3 fit (`train_test_split_frame`, seed 0).", "",
+             "the other frameworks' LeNet-5 files as Chapter 6 splits them (ch4_tensorflow and ch4_mxnet 1000/500, "
+             "ch4_chainer and ch4_jax 333/167), lambda and nvidia_dle 2/3 fit (`train_test_split_frame`, seed 0).", "",
              f"Machine: {m['cpu']}, {m['cores']} cores, {m['memory_gib']} GiB, {m['os']}, Python {m['python']} "
              f"(perfkit side: numpy {m['versions'].get('numpy', '?')}); commit {m['git_commit']}; {m['date']}. "
              f"Whole run {res.get('wall_seconds_last_run', float('nan')):.0f} s.", "",
