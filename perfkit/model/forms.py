@@ -626,27 +626,10 @@ _FITTED_KEYS = ("numeric", "categorical", "extrinsic", "categories", "log_column
                 "coef", "intercept", "alpha", "n_candidates", "residual_std", "smearing", "fit_time", "leverage")
 
 
-def _leverage_from_doc(v, p: int, fail, short):
-    """(n, center, scale, basis) of a model's ``fitted.leverage`` object (:func:`leverage_basis` of its p terms)."""
-    from .generic import _finite
-
-    ok = isinstance(v, dict) and sorted(v) == ["basis", "center", "n", "scale"]
-    if ok:
-        n, center, scale, basis = v["n"], v["center"], v["scale"], v["basis"]
-        ok = (isinstance(n, int) and not isinstance(n, bool) and n >= 1
-              and all(isinstance(a, list) and len(a) == p and all(_finite(x) for x in a) for a in (center, scale))
-              and all(x > 0 for x in scale) and isinstance(basis, list) and len(basis) == p
-              and all(isinstance(r, list) and len(r) == len(basis[0]) and all(_finite(x) for x in r) for r in basis))
-    if not ok:
-        raise fail(f"fitted.leverage: expected {{n, center, scale, basis}} for {p} terms (n an integer >= 1, "
-                   f"center and scale {p} finite numbers, scale > 0, basis {p} rows of equal length), got {short(v)}")
-    B = np.asarray(basis, dtype=float).reshape(p, len(basis[0]) if basis else 0)
-    return n, np.asarray(center, dtype=float), np.asarray(scale, dtype=float), B
-
-
 def _model_from_doc(cls, doc, where: str):
     """Check a parsed LogLinearModel JSON completely, then build the fitted model."""
     from .generic import _check_envelope, _finite
+    from .intervals import leverage_from_doc
 
     model, (num, cat, ext), f, fail, short = _check_envelope(cls, doc, where, JSON_FORMAT, JSON_VERSION,
                                                              _FITTED_KEYS, optional_settings=("category_pairs", "pair_slopes"))
@@ -710,8 +693,9 @@ def _model_from_doc(cls, doc, where: str):
     if isinstance(n_candidates, bool) or not isinstance(n_candidates, int) or n_candidates < len(specs):
         raise fail(f"fitted.n_candidates: expected an integer >= {len(specs)}, got {short(n_candidates)}")
 
-    model.n_fit_, model.leverage_center_, model.leverage_scale_, model.leverage_basis_ = \
-        _leverage_from_doc(f["leverage"], len(specs), fail, short)
+    lev = leverage_from_doc(f["leverage"], len(specs), ("n", "center", "scale", "basis"), fail, short)
+    model.n_fit_, model.leverage_center_ = lev["n"], lev["center"]
+    model.leverage_scale_, model.leverage_basis_ = lev["scale"], lev["basis"]
     model.numeric_, model.categorical_, model.extrinsic_ = num, cat, ext
     model.categories_ = {c: list(categories[c]) for c in cat}
     model.log_columns_ = list(log_columns)

@@ -458,6 +458,7 @@ class HybridModel(RegressorMixin, BaseEstimator):
     def from_json(cls, source) -> "HybridModel":
         """Rebuild a fitted model from :meth:`to_json` output; any inconsistency is one ``ValueError`` naming the key."""
         from .generic import _check_envelope, _finite, _load_json
+        from .intervals import leverage_from_doc
 
         doc, where = _load_json(source)
         model, (num, cat, ext, fixed, regimes, mods), f, fail, short = _check_envelope(
@@ -481,18 +482,8 @@ class HybridModel(RegressorMixin, BaseEstimator):
             raise fail(f"fitted.share: expected cost -> number, got {short(share)}")
         if not _finite(f["fit_time"]) or f["fit_time"] < 0:
             raise fail(f"fitted.fit_time: expected a number >= 0, got {short(f['fit_time'])}")
-        lev = f["leverage"]
-        k = len(terms)
-        ok = isinstance(lev, dict) and sorted(lev) == ["basis", "scale"] and isinstance(lev["scale"], list) \
-            and len(lev["scale"]) == k and all(_finite(v) and v > 0 for v in lev["scale"]) \
-            and isinstance(lev["basis"], list) and len(lev["basis"]) == k \
-            and all(isinstance(r, list) and len(r) == len(lev["basis"][0]) and all(_finite(v) for v in r)
-                    for r in lev["basis"])
-        if not ok:
-            raise fail(f"fitted.leverage: expected {{scale, basis}} for {k} terms (scale {k} numbers > 0, basis "
-                       f"{k} rows of equal length), got {short(lev)}")
-        model.leverage_scale_ = np.asarray(lev["scale"], dtype=float)
-        model.leverage_basis_ = np.asarray(lev["basis"], dtype=float).reshape(k, len(lev["basis"][0]) if k else 0)
+        lev = leverage_from_doc(f["leverage"], len(terms), ("scale", "basis"), fail, short)
+        model.leverage_scale_, model.leverage_basis_ = lev["scale"], lev["basis"]
         model.numeric_, model.categorical_, model.extrinsic_ = num, cat, ext
         model.terms_ = [tuple(t) for t in terms]
         model.rates_ = np.asarray(rates, dtype=float)

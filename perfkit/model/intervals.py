@@ -517,6 +517,30 @@ def leverage_of(rows, basis) -> np.ndarray:
     return np.einsum("ij,ij->i", Y, Y)
 
 
+def leverage_from_doc(v, p: int, keys, fail, short) -> dict:
+    """The arrays of a model's saved ``fitted.leverage`` object, checked: ``keys`` exactly, of ``n`` (an integer >= 1),
+    ``center`` and ``scale`` (p finite numbers, scale > 0) and ``basis`` (p rows of equal length, finite), for a
+    model of p terms; ``fail(message)`` makes the error (naming the object), ``short`` shows the bad value."""
+    from .generic import _finite
+
+    def vector(a, positive=False):
+        return isinstance(a, list) and len(a) == p and all(_finite(x) and (x > 0 or not positive) for x in a)
+
+    checks = {"n": lambda n: isinstance(n, int) and not isinstance(n, bool) and n >= 1,
+              "center": vector, "scale": lambda a: vector(a, positive=True),
+              "basis": lambda b: isinstance(b, list) and len(b) == p and all(
+                  isinstance(r, list) and len(r) == len(b[0]) and all(_finite(x) for x in r) for r in b)}
+    if not (isinstance(v, dict) and sorted(v) == sorted(keys) and all(checks[k](v[k]) for k in keys)):
+        what = {"n": "n an integer >= 1", "center": f"center {p} finite numbers",
+                "scale": f"scale {p} finite numbers > 0", "basis": f"basis {p} rows of equal length"}
+        raise fail(f"fitted.leverage: expected {{{', '.join(keys)}}} for {p} terms "
+                   f"({', '.join(what[k] for k in keys)}), got {short(v)}")
+    out = {k: (v[k] if k == "n" else np.asarray(v[k], dtype=float)) for k in keys}
+    basis = v["basis"]
+    out["basis"] = out["basis"].reshape(p, len(basis[0]) if basis else 0)
+    return out
+
+
 def coverage_of(intervals, y) -> float:
     """Fraction of the measured times ``y`` inside [lower, upper] of ``intervals`` (a :meth:`predict_interval` table).
 
