@@ -163,18 +163,14 @@ def test_target_validation():
         _model(maxiter=2).fit(X, np.ones(59))
 
 
-def test_switched_off_term_is_tried_on(monkeypatch):
-    """The refinement cannot turn on a term whose coefficient sits at 0; the engine's hops can.
-
-    Chainer's Chapter 4 file, L1 λ = 3e-4: the basin with every small term off (objective 17.2637) is a local
-    minimum of the refinement, 0.12 % above the basin with the learning-rate term on; which of the two the
-    search's starts fell into used to depend on the BLAS kernels.
-    """
+def _ch4_problem(monkeypatch, framework, lam, random_state):
+    """The engine's :class:`~perfkit.model.engines.Problem` of an L1 fit of ``framework``'s Chapter 4 file (the
+    thesis split), caught on its way into the engine (which then runs one generation only)."""
     from perfkit.chapters.ch4 import make_model
     from perfkit.data.measured import load_steps, thesis_split
     from perfkit.model import engines as E
 
-    X, y, _ = load_steps("data/measured/chainer-cpu/ch4_lenet5.csv", target="epoch_time")
+    X, y, _ = load_steps(f"data/measured/{framework}-cpu/ch4_lenet5.csv", target="epoch_time")
     X_fit, _, y_fit, _ = thesis_split(X, y, n_fit=1000, n_test=500, seed=0)
     seen = []
 
@@ -183,8 +179,20 @@ def test_switched_off_term_is_tried_on(monkeypatch):
         return E.fit_varpro(problem, rng, **{**kw, "maxiter": 1})
 
     monkeypatch.setitem(E.ENGINES, "varpro", capture)
-    make_model(penalty="l1", lam=3e-4, random_state=1).fit(X_fit, y_fit)
-    problem = seen[0]
+    make_model(penalty="l1", lam=lam, random_state=random_state).fit(X_fit, y_fit)
+    return seen[0]
+
+
+def test_switched_off_term_is_tried_on(monkeypatch):
+    """The refinement cannot turn on a term whose coefficient sits at 0; the engine's hops can.
+
+    Chainer's Chapter 4 file, L1 λ = 3e-4: the basin with every small term off (objective 17.2637) is a local
+    minimum of the refinement, 0.12 % above the basin with the learning-rate term on; which of the two the
+    search's starts fell into used to depend on the BLAS kernels.
+    """
+    from perfkit.model import engines as E
+
+    problem = _ch4_problem(monkeypatch, "chainer", lam=3e-4, random_state=1)
     names = [f"p[{c}]" for c in ("num_filters", "kernel_size", "pool_size", "learning_rate", "stride", "dropout")]
     assert problem.n_p == len(names)
     off = np.array([1.606, 4.526, 0.0, 0.0, -5.0, 0.0, -0.139, -0.375])  # the all-off basin's powers
@@ -209,21 +217,9 @@ def test_small_live_term_is_tried_off(monkeypatch):
     learning-rate term on (p ≈ 0.16, 0.1 % of the mean time), 1.9e-5 above the basin with it off that the default
     and Prescott kernels reached. Refining alone stays on; the switched-off start reaches the lower basin.
     """
-    from perfkit.chapters.ch4 import make_model
-    from perfkit.data.measured import load_steps, thesis_split
     from perfkit.model import engines as E
 
-    X, y, _ = load_steps("data/measured/mxnet-cpu/ch4_lenet5.csv", target="epoch_time")
-    X_fit, _, y_fit, _ = thesis_split(X, y, n_fit=1000, n_test=500, seed=0)
-    seen = []
-
-    def capture(problem, rng, **kw):
-        seen.append(problem)
-        return E.fit_varpro(problem, rng, **{**kw, "maxiter": 1})
-
-    monkeypatch.setitem(E.ENGINES, "varpro", capture)
-    make_model(penalty="l1", lam=1e-3, random_state=0).fit(X_fit, y_fit)
-    problem = seen[0]
+    problem = _ch4_problem(monkeypatch, "mxnet", lam=1e-3, random_state=0)
     on = np.array([1.2845, 5.0, -1.1658, 0.1632, -3.0105, -1.4280, -0.571, 0.063])  # learning rate (index 3) on
     stays = E._screen(problem, [(E._linear_for(problem, on, 3), on)], E.REFINE_STAGES)
     obj_on, lin_on, pw_on = min(stays, key=lambda f: f[0])[:3]
