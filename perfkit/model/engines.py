@@ -32,7 +32,7 @@ an :class:`EngineResult`:
     :func:`refine` of every parameter together from the best few distinct members
     of the final population, the lowest exact objective kept; then every switched-off
     intrinsic term tried on again at either power bound (:func:`_switched_on`) and every
-    live one tried off (:func:`_switched_off`), and :func:`canonical`.
+    small live one held off (:func:`_switched_off`), and :func:`canonical`.
 """
 from __future__ import annotations
 
