@@ -63,3 +63,16 @@ def test_summary_writes_spreads_below_the_refinements_resolution_as_zero():
     apart = RepeatedFit([Fit(100.0, 1.4), Fit(101.0, 1.5)], [0, 1]).summary()
     assert apart.loc[0, "a_std"] == pytest.approx(np.sqrt(0.5)) and apart.loc[0, "p_std"] == pytest.approx(
         0.1 / np.sqrt(2))
+    assert np.isnan(same.loc[0, "q_std"])  # a term without q has no spread, not a zero one
+
+
+def test_ledger_and_summary_share_one_resolution_rule():
+    from perfkit.chapters.ch4 import _seed_std
+    from perfkit.model.fitting import resolved_std, spread_resolution
+
+    assert spread_resolution(0.2) == spread_resolution(-1.0) == pytest.approx(1e-4)
+    assert spread_resolution(-300.0) == pytest.approx(3e-2)
+    assert resolved_std([5e-5, 2e-4, np.nan], [0.5, 0.5, 0.5]).tolist()[:2] == [0.0, 2e-4]
+    v = np.array([1.0, 1.0 + 1e-5, 1.0 - 1e-5])
+    assert _seed_std(v) == 0.0  # seeds in one optimum: the spread is the refinement's tolerance
+    assert _seed_std(v * [1, 1.1, 0.9]) == pytest.approx(np.std(v * [1, 1.1, 0.9], ddof=1))

@@ -339,13 +339,10 @@ def _cols(params, prefix):
 
 
 def _resolution(v, axis):
-    """The smallest spread over seeds that the fits resolve: :attr:`RepeatedFit.SPREAD_RESOLUTION` × max(|mean|, 1).
+    """:func:`~perfkit.model.fitting.spread_resolution` of the mean over seeds along ``axis``."""
+    from ..model.fitting import spread_resolution
 
-    Seeds that reach the same optimum still differ within the refinement's tolerance (about 1e-6, and
-    differently on another CPU); a spread below this is that tolerance, not a seed-to-seed variation."""
-    from ..model.fitting import RepeatedFit
-
-    return RepeatedFit.SPREAD_RESOLUTION * np.maximum(np.abs(v.mean(axis=axis)), 1.0)
+    return spread_resolution(v.mean(axis=axis))
 
 
 def _sd(v, axis):
@@ -396,10 +393,10 @@ def _power_floor(pp) -> float:
     """One resolution for every power of a fit: :attr:`RepeatedFit.SPREAD_RESOLUTION` × the largest mean |p| or
     |q| (at least 1). A per-power floor (:func:`_resolution`) would make the ratio of two spreads that are both
     below it a ratio of two tolerances (p near 3 against q near 0.4: "3 times more variable" where neither varies)."""
-    from ..model.fitting import RepeatedFit
+    from ..model.fitting import spread_resolution
 
     cols = _cols(pp, ("p[", "q["))
-    return RepeatedFit.SPREAD_RESOLUTION * max(float(pp[cols].mean().abs().max()), 1.0)
+    return float(spread_resolution(pp[cols].mean().abs().max()))
 
 
 def _powers_spread(q, prefix, reduce):
@@ -528,9 +525,10 @@ def _seed_std(v) -> float:
     """Std over seeds of one parameter as the ledger prints it: 0 at or below the fits' :func:`_resolution` (seeds
     that reach one optimum differ there by the refinement's tolerance, differently on each CPU), values below
     :data:`ZERO` counted as 0."""
+    from ..model.fitting import resolved_std
+
     v = np.where(np.abs(np.asarray(v, dtype=float)) < ZERO, 0.0, np.asarray(v, dtype=float))
-    sd = float(v.std(ddof=1)) if len(v) > 1 else 0.0
-    return 0.0 if sd <= float(_resolution(v, 0)) else sd
+    return float(resolved_std(v.std(ddof=1) if len(v) > 1 else 0.0, v.mean()))
 
 
 def _seed_mean(v) -> float:

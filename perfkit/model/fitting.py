@@ -155,13 +155,26 @@ class RepeatedFit:
         agg = long.groupby(keys, sort=False)[["a", "p", "q", "C"]].agg(["mean", "std"])
         agg.columns = [f"{v}_{s}" for v, s in agg.columns]
         for v in ("a", "p", "q", "C"):  # below the refinement's resolution a spread is not a spread
-            mean, std = agg[f"{v}_mean"], agg[f"{v}_std"]
-            agg[f"{v}_std"] = std.where(~(std <= self.SPREAD_RESOLUTION * np.maximum(mean.abs(), 1.0)), 0.0)
+            agg[f"{v}_std"] = resolved_std(agg[f"{v}_std"].to_numpy(), agg[f"{v}_mean"].to_numpy())
         return agg.reset_index()
 
     def __repr__(self) -> str:
         obj = [m.objective_ for m in self.models]
         return f"RepeatedFit({len(self.models)} seeds, objective {np.mean(obj):.4g} ± {np.std(obj, ddof=1) if len(obj) > 1 else 0:.2g})"
+
+
+def spread_resolution(mean):
+    """The smallest spread over seeds that the fits resolve: :attr:`RepeatedFit.SPREAD_RESOLUTION` × max(|mean|, 1).
+
+    Seeds that reach the same optimum still differ within the refinement's tolerance (about 1e-6, and
+    differently on another CPU); a spread below this is that tolerance, not a seed-to-seed variation."""
+    return RepeatedFit.SPREAD_RESOLUTION * np.maximum(np.abs(mean), 1.0)
+
+
+def resolved_std(std, mean):
+    """``std`` with every spread at or below :func:`spread_resolution` of its ``mean`` written as 0 (NaN stays NaN)."""
+    std = np.asarray(std, dtype=float)
+    return np.where(std <= spread_resolution(mean), 0.0, std)
 
 
 def fit_repeated(estimator, X, y, seeds=10, n_jobs=1, backend=None, progress=True, desc: str = "fits") -> RepeatedFit:
