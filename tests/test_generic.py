@@ -231,3 +231,42 @@ def test_small_live_term_is_tried_off(monkeypatch):
     assert found.lin[3] == 0.0 and "one term switched on or off" in found.message
     assert E._exact(problem, found.lin, found.powers) == pytest.approx(6.991537, rel=2e-6)
     assert E._exact(problem, found.lin, found.powers) < obj_on
+
+
+def _nested_problem(penalty=None, lam=0.0):
+    """Two categorical columns, the second nested in the first (variant v0/v1 only with model m0, v2 only with m1),
+    no numeric or extrinsic column: only m0 + v0, m0 + v1 and m1 + v2 are determined."""
+    from perfkit.model.engines import Problem
+
+    combos = np.array([[1, 0, 1, 0, 0], [1, 0, 0, 1, 0], [0, 1, 0, 0, 1]], dtype=float)  # m0 m1 | v0 v1 v2
+    onehot = np.repeat(combos, 4, axis=0)
+    K = 5 + 1
+    return Problem(np.zeros((12, 0)), np.zeros((12, 0)), onehot, onehot @ [1.0, 2.0, 0.5, 0.25, 1.0],
+                   (np.zeros(K), np.full(K, 10.0)), [], penalty, lam)
+
+
+def test_undetermined_constants_are_written_one_way():
+    from perfkit.model.engines import canonical_levels
+
+    pb = _nested_problem()
+    one = canonical_levels(pb, [1.0, 2.0, 0.5, 0.25, 1.0, 0.0])
+    other = canonical_levels(pb, [0.2, 0.5, 1.3, 1.05, 2.5, 0.0])  # the same row sums: m0 + v0 = 1.5 etc.
+    np.testing.assert_allclose(one, other, atol=1e-12)
+    np.testing.assert_allclose(pb.onehot @ one[:5], pb.onehot @ [1.0, 2.0, 0.5, 0.25, 1.0], rtol=1e-12)
+    # the earliest column carries what it can: each model its variants' smallest share, that variant 0
+    np.testing.assert_allclose(one, [1.25, 3.0, 0.25, 0.0, 0.0, 0.0], atol=1e-12)
+
+
+def test_determined_or_l2_constants_are_left_alone():
+    from perfkit.model.engines import Problem, canonical_levels
+
+    lin = np.array([0.2, 0.5, 1.3, 1.05, 2.5, 0.0])
+    np.testing.assert_array_equal(canonical_levels(_nested_problem("l2", 0.1), lin), lin)
+    crossed = np.array([[1, 0, 1, 0], [1, 0, 0, 1], [0, 1, 1, 0], [0, 1, 0, 1]], dtype=float)  # m0 m1 | v0 v1
+    pb = Problem(np.zeros((4, 0)), np.zeros((4, 0)), crossed, np.ones(4), (np.zeros(5), np.full(5, 10.0)), [])
+    at_bound = np.array([1.0, 2.0, 0.0, 0.5, 0.0])  # the earlier column already carries all it can (v0 = 0)
+    np.testing.assert_allclose(canonical_levels(pb, at_bound), at_bound, atol=1e-14)
+    # with an L1 penalty Σκ is kept too
+    l1 = canonical_levels(_nested_problem("l1", 0.1), lin)
+    assert l1[:5].sum() == pytest.approx(lin[:5].sum())
+    np.testing.assert_allclose(_nested_problem().onehot @ l1[:5], _nested_problem().onehot @ lin[:5], rtol=1e-12)

@@ -17,7 +17,10 @@ determined up to such shifts (and a numeric term with p = 0 is one more
 constant). That is one reason the unregularised fits in Table 4.2 scatter so much
 between seeds. ``coding="reference"`` keeps all levels of the first categorical
 and fixes the first level of each other categorical at 0, which removes the
-shifts; the L2 penalty also picks one solution (the smallest).
+shifts; the L2 penalty also picks one solution (the smallest). Otherwise the fit
+writes its constants one way where the data leave them free (the earliest column
+carries what it can, :func:`perfkit.model.engines.canonical_levels`), so that the
+printed constants, not only the predictions, are the same on every CPU.
 
 **Objective** (eqs. 4.9, 4.11, 4.12): the mean absolute error plus
 λ·Σ|x| (``penalty="l1"``) or λ·Σx² (``penalty="l2"``). The printed equations sum
