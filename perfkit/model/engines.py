@@ -576,7 +576,8 @@ def _switched_on(problem: Problem, lin, powers) -> list:
     (Chapter 4: PyTorch's dropout term at p = −5, Chainer's learning-rate term). Which one the search's starts
     fall into depends on the last bits of the arithmetic. Trying every switched-off term on, from a small
     coefficient (mean contribution :data:`HOP_SHARE` of the mean |y|) at each power bound, lets the refinement
-    reach the lower basin from either side.
+    reach the lower basin from either side. With an L1 penalty a term the smoothed penalty left a few δ above 0
+    (:func:`_stuck`) counts as switched off too.
     """
     lin, powers = canonical(problem, lin, powers)
     lo, hi = problem.lin_bounds
