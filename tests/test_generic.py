@@ -240,6 +240,8 @@ def test_stuck_l1_term_is_tried_on(monkeypatch):
     stride term at a = 1e-5, p = 0 (off in all but name), 1.2 % above the basin with it on at p ≈ −1.97 that the
     default kernels reached. Refining alone stays there; counting the stuck term as off reaches the lower basin.
     """
+    from dataclasses import replace
+
     from perfkit.model import engines as E
 
     problem = _ch4_problem(monkeypatch, "tensorflow", lam=0.03, random_state=1)
@@ -249,20 +251,14 @@ def test_stuck_l1_term_is_tried_on(monkeypatch):
     assert obj == pytest.approx(7.03963, rel=1e-5)  # refining alone stays in the basin with stride off
     assert 0.0 < lin[4] < 1e-4  # ... where the stride term is stuck near 0, not at 0
     F, T = E._weighted_terms(problem, lin, pw)
-    assert E._stuck(problem, lin, pw, 4, F, T)
-    assert not E._stuck(problem, lin, pw, 0, F, T)  # the filters term carries much of the time
-    assert not E._stuck(replace_penalty(problem, "l2"), lin, pw, 4, F, T)  # only the L1 smoothing leaves stuck terms
+    terms = E._stuck_terms(problem, lin, pw, F, T)
+    assert 4 in terms and 0 not in terms  # stride is stuck; the filters term carries much of the time
+    assert not E._stuck_terms(replace(problem, penalty="l2"), lin, pw, F, T)  # only the L1 smoothing leaves stuck terms
     hops = E._switched_on(problem, lin, pw)
     assert {int(np.flatnonzero(p_ != pw)[0]) for _, p_ in hops if (p_ != pw).any()} >= {4}  # stride is tried on
     found = E._refine_best(problem, [stuck], 3, E.REFINE_STAGES, 0, [])
     assert E._exact(problem, found.lin, found.powers) == pytest.approx(6.956026, rel=1e-6)
     assert found.lin[4] > 1.0 and found.powers[4] == pytest.approx(-1.9697, abs=1e-3)
-
-
-def replace_penalty(problem, penalty):
-    from dataclasses import replace
-
-    return replace(problem, penalty=penalty)
 
 
 def _nested_problem(penalty=None, lam=0.0):

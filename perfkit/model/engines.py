@@ -32,7 +32,7 @@ an :class:`EngineResult`:
     :func:`refine` of every parameter together from the best few distinct members
     of the final population, the lowest exact objective kept; then every switched-off
     intrinsic term (with L1, also every term the smoothed penalty left stuck near 0,
-    :func:`_stuck`) tried on again at either power bound (:func:`_switched_on`) and every
+    :func:`_stuck_terms`) tried on again at either power bound (:func:`_switched_on`) and every
     small live one held off (:func:`_switched_off`), round after round until a round gains
     nothing (:data:`HOP_RTOL`), and :func:`canonical`.
 """
@@ -577,15 +577,16 @@ def _switched_on(problem: Problem, lin, powers) -> list:
     fall into depends on the last bits of the arithmetic. Trying every switched-off term on, from a small
     coefficient (mean contribution :data:`HOP_SHARE` of the mean |y|) at each power bound, lets the refinement
     reach the lower basin from either side. With an L1 penalty a term the smoothed penalty left a few δ above 0
-    (:func:`_stuck`) counts as switched off too.
+    (:func:`_stuck_terms`) counts as switched off too.
     """
     lin, powers = canonical(problem, lin, powers)
     lo, hi = problem.lin_bounds
     F, T = _weighted_terms(problem, lin, powers)
     target = HOP_SHARE * _scale(problem)
+    stuck = _stuck_terms(problem, lin, powers, F, T)
     starts = []
     for j in range(problem.n_p):
-        if not lo[j] <= 0.0 < hi[j] or not (lin[j] == 0.0 or _stuck(problem, lin, powers, j, F, T)):
+        if not lo[j] <= 0.0 < hi[j] or not (lin[j] == 0.0 or j in stuck):
             continue
         for bound in dict.fromkeys(problem.pow_bounds[j]):
             pw = powers.copy()
@@ -599,22 +600,32 @@ def _switched_on(problem: Problem, lin, powers) -> list:
     return starts
 
 
-def _stuck(problem: Problem, lin, powers, j, F, T) -> bool:
-    """Whether intrinsic term ``j`` of an L1 fit is off in all but name: its coefficient is small (mean contribution
-    below :data:`HOP_SHARE` of the mean |y|) and setting it to 0 does not raise the exact objective.
+def _small(problem: Problem, lin, F, T, j) -> bool:
+    """Whether intrinsic term ``j``'s mean contribution |a·F·T| is below :data:`HOP_SHARE` of the mean |y|."""
+    return bool(np.mean(np.abs(F * lin[j] * T[:, j])) < HOP_SHARE * _scale(problem))
+
+
+def _stuck_terms(problem: Problem, lin, powers, F, T) -> set:
+    """The intrinsic terms of an L1 fit that are off in all but name: each live, small (:func:`_small`), and setting
+    its coefficient to 0 does not raise the exact objective.
 
     The refinement smooths |a| to √(a² + δ²), whose slope vanishes at 0: a coefficient that the exact L1 objective
     puts at 0 stops at a few δ instead (Chapter 4, TensorFlow, L1 λ = 0.03: the stride term at a = 1e-5, p = 0).
     Such a term is not at 0, so it used not to be tried on again, and whether the basin with it on (there 1.2 %
     lower) was reached depended on the BLAS kernels.
     """
-    if problem.penalty != "l1" or not problem.lam > 0 or lin[j] == 0.0:
-        return False
-    if not np.mean(np.abs(F * lin[j] * T[:, j])) < HOP_SHARE * _scale(problem):
-        return False
-    zeroed = lin.copy()
-    zeroed[j] = 0.0
-    return _exact(problem, zeroed, powers) <= _exact(problem, lin, powers)
+    if problem.penalty != "l1" or not problem.lam > 0:
+        return set()
+    stuck, current = set(), None
+    for j in range(problem.n_p):
+        if lin[j] == 0.0 or not _small(problem, lin, F, T, j):
+            continue
+        current = _exact(problem, lin, powers) if current is None else current
+        zeroed = lin.copy()
+        zeroed[j] = 0.0
+        if _exact(problem, zeroed, powers) <= current:
+            stuck.add(j)
+    return stuck
 
 
 def _switched_off(problem: Problem, lin, powers, stages) -> list:
@@ -634,10 +645,9 @@ def _switched_off(problem: Problem, lin, powers, stages) -> list:
     lin, powers = canonical(problem, lin, powers)
     lo, hi = problem.lin_bounds
     F, T = _weighted_terms(problem, lin, powers)
-    small = HOP_SHARE * _scale(problem)
     finals = []
     for j in range(problem.n_p):
-        if lin[j] == 0.0 or not lo[j] <= 0.0 <= hi[j] or not np.mean(np.abs(F * lin[j] * T[:, j])) < small:
+        if lin[j] == 0.0 or not lo[j] <= 0.0 <= hi[j] or not _small(problem, lin, F, T, j):
             continue
         lo_p, hi_p = problem.pow_bounds[j]
         p0 = min(max(0.0, lo_p), hi_p)
