@@ -10,6 +10,7 @@ import pytest
 
 from perfkit.data.external import (
     EXTERNAL_DATASETS,
+    PLAUSIBLE_PER_GPU,
     external_dir,
     load_external,
     load_lambda,
@@ -18,7 +19,7 @@ from perfkit.data.external import (
 )
 
 LAMBDA_COLUMNS = ["model", "precision", "gpu", "n_gpus", "batch_per_gpu", "batch_global", "throughput", "t_iter",
-                  "t_sample", "watt", "price", "watt_per_gpu", "price_per_gpu", "config"]
+                  "t_sample", "watt", "price", "watt_per_gpu", "price_per_gpu", "config", "per_gpu_vs_best_single"]
 NVIDIA_COLUMNS = ["model", "framework", "task", "variant", "gpu", "system", "nodes", "gpus", "n_gpus", "precision",
                   "batch_per_gpu", "batch_global", "throughput", "throughput_unit", "t_iter"]
 
@@ -50,6 +51,26 @@ def test_lambda_shipped(shipped):
     assert (frame["batch_per_gpu"] * frame["n_gpus"] == frame["batch_global"]).all()
     assert (frame.groupby(["model", "precision"]).size() <= 53).all()
     assert len(load_lambda("fp32")) == 490
+
+
+def test_lambda_screen_shipped(shipped):
+    """The screen leaves out exactly the rows whose throughput per GPU exceeds twice the fastest single GPU's for
+    the same model and precision: 22 ncf rows on 4 and 8 H100 SXM5s, nothing of any other model."""
+    frame, _ = shipped["lambda"]
+    screened, ds = shipped["lambda_screened"]
+    ratio = frame["per_gpu_vs_best_single"]
+    assert (ratio[frame["n_gpus"] == 1] <= 1).all() and ratio.notna().all()
+    out = frame[ratio > PLAUSIBLE_PER_GPU]
+    assert len(out) == 22 and set(out["model"]) == {"ncf"} and set(out["n_gpus"]) == {4, 8}
+    assert out["gpu"].str.contains("H100 80GB SXM5").all() and out["per_gpu_vs_best_single"].min() > 2.3
+    assert ratio[frame["model"] != "ncf"].max() < 1.5  # every other model: at most 1.5x, as data-parallel allows
+    assert len(screened) == 958 and (screened["per_gpu_vs_best_single"] <= PLAUSIBLE_PER_GPU).all()
+    key = ["model", "gpu", "precision", "n_gpus"]
+    kept = frame.merge(out[key], on=key, how="left", indicator=True)["_merge"] == "left_only"
+    pd.testing.assert_frame_equal(screened, frame[kept.to_numpy()].reset_index(drop=True), check_like=False)
+    assert screened.attrs["dropped"] == {"throughput 0 (not measured)": 80, **{
+        k: 22 for k in screened.attrs["dropped"] if k.startswith("implausible scaling")}}
+    assert ds.roles == shipped["lambda"][1].roles and ds.provenance_path() == shipped["lambda"][1].provenance_path()
 
 
 def test_nvidia_shipped(shipped):
@@ -108,6 +129,31 @@ def test_lambda_tiny(tmp_path):
     assert len(load_lambda(root=tmp_path)) == 4
     with pytest.raises(ValueError, match="precision: expected one of"):
         load_lambda("bf16", root=tmp_path)
+    with pytest.raises(ValueError, match="screen: expected True or False, got 'yes'"):
+        load_lambda(root=tmp_path, screen="yes")
+
+
+def test_lambda_screen_tiny(tmp_path):
+    """Per-GPU throughput against the fastest single GPU of the same model and precision (any GPU): 2x is kept,
+    more is left out and counted; a model without a single-GPU row has NaN and is kept."""
+    header = "name_gpu,num_gpu,watt,price,m1,m2"
+    tp = ["GPU A,1,300,1000,100,50", "GPU B,1,300,1000,80,0", "2x GPU A,2,600,2000,400,100",
+          "4x GPU B,4,1200,4000,801,0", "8x GPU C,8,2400,8000,60,20"]
+    bs = ["GPU A,1,300,1000,64,8", "GPU B,1,300,1000,64,8", "2x GPU A,2,600,2000,128,16",
+          "4x GPU B,4,1200,4000,256,32", "8x GPU C,8,2400,8000,512,64"]
+    _write_lambda(tmp_path, header=header, tp_rows=tp, bs_rows=bs)
+    frame = load_lambda("fp16", root=tmp_path)
+    ratio = dict(zip(zip(frame["config"], frame["model"]), frame["per_gpu_vs_best_single"]))
+    assert ratio[("2x GPU A", "m1")] == pytest.approx(2.0) and ratio[("4x GPU B", "m1")] == pytest.approx(2.0025)
+    assert ratio[("GPU B", "m1")] == pytest.approx(0.8) and ratio[("8x GPU C", "m2")] == pytest.approx(20 / 8 / 50)
+    screened = load_lambda("fp16", root=tmp_path, screen=True)
+    assert len(screened) == len(frame) - 1 and not ((screened["config"] == "4x GPU B") & (screened["model"] == "m1")).any()
+    assert screened.attrs["dropped"][
+        "implausible scaling: throughput per GPU > 2x the fastest single GPU's (same model and precision)"] == 1
+    # no single-GPU row of a model: nothing to compare with, kept
+    _write_lambda(tmp_path, tp_rows=["2x GPU A,2,600,2000,400,100"], bs_rows=["2x GPU A,2,600,2000,128,16"])
+    frame = load_lambda("fp16", root=tmp_path, screen=True)
+    assert len(frame) == 2 and frame["per_gpu_vs_best_single"].isna().all()
 
 
 @pytest.mark.parametrize("kwargs, pattern", [
@@ -232,7 +278,7 @@ def test_nvidia_bad_files(tmp_path):
 
 # ------------------------------------------------------------------- registry and provenance
 def test_registry():
-    with pytest.raises(ValueError, match=r"'nope' unknown; known: \['lambda', 'nvidia_dle'\]"):
+    with pytest.raises(ValueError, match=r"'nope' unknown; known: \['lambda', 'lambda_screened', 'nvidia_dle'\]"):
         load_external("nope")
     ds = EXTERNAL_DATASETS["lambda"]
     with pytest.raises(dataclasses.FrozenInstanceError):
@@ -257,7 +303,7 @@ def test_provenance(name):
     commit = prov["source"]["commit"]
     assert re.fullmatch(r"[0-9a-f]{40}", commit) and commit in ds.citation
     assert prov["source"]["repository"].startswith("https://github.com/") and prov["source"]["commit_date"]
-    assert prov["dataset"] == name and prov["licence"] and prov["derivation"] and prov["units"]
+    assert prov["dataset"] == (ds.files or name) and prov["licence"] and prov["derivation"] and prov["units"]
     for f in prov["files"]:  # the shipped bytes are the published bytes
         assert hashlib.sha256((external_dir() / f["path"]).read_bytes()).hexdigest() == f["sha256"], f["path"]
     assert f"`{name}`" in (external_dir() / "README.md").read_text()
