@@ -6,7 +6,7 @@ subprocess:
 
     python3 -m venv build/extrap-venv
     build/extrap-venv/bin/pip install extrap==4.2.5
-    .venv/bin/python benchmarks/bench_extrap.py [--only ch4 ch5 ch4_tensorflow ... lambda nvidia_dle] [--variants a b b_all c]
+    .venv/bin/python benchmarks/bench_extrap.py [--only ch4 ch5 ch4_tensorflow ... lambda lambda_screened nvidia_dle] [--variants a b b_all c]
 
 This side prepares the data and the splits with perfkit and computes the metrics with
 ``perfkit.mape``. For each model to build it writes one Extra-P JSON Lines input file
@@ -22,7 +22,7 @@ Datasets and splits (the same as perfkit's table in the README):
 - ch4: ``load_steps(ch4_lenet5.csv, "epoch_time", "ch4")``, ``thesis_split(n_fit=1000, n_test=500, seed=0)``;
 - ch5: ``load_steps(ch5_resattnet3d.csv, "epoch_time", "ch5")``, ``thesis_split(n_fit=900, n_test=600, seed=0)``;
 - ch4_tensorflow, ch4_mxnet (1000/500), ch4_chainer, ch4_jax (333/167): each framework's ``ch4_lenet5.csv`` as ch4;
-- lambda, nvidia_dle: ``load_external(name)``, ``train_test_split_frame(test_size=1/3, random_state=0)``.
+- lambda, lambda_screened, nvidia_dle: ``load_external(name)``, ``train_test_split_frame(test_size=1/3, random_state=0)``.
 
 Variants (Extra-P models numeric parameters only; a parameter with one value in the rows to fit is
 left out, since it cannot be modelled):
@@ -66,7 +66,7 @@ ROOT = Path(__file__).resolve().parents[1]
 RESULTS = Path(__file__).resolve().parent / "results"
 WORK = ROOT / "build" / "extrap-work"
 DEFAULT_PYTHON = ROOT / "build" / "extrap-venv" / "bin" / "python"
-DATASETS = ["ch4", "ch5", "ch4_tensorflow", "ch4_mxnet", "ch4_chainer", "ch4_jax", "lambda", "nvidia_dle"]
+DATASETS = ["ch4", "ch5", "ch4_tensorflow", "ch4_mxnet", "ch4_chainer", "ch4_jax", "lambda", "lambda_screened", "nvidia_dle"]
 VARIANTS = ["a", "b", "b_all", "c"]
 # modeler settings tried for every variant: Extra-P's defaults, and its strong-scaling setting (negative
 # exponents in the single-parameter building blocks; ``extrap --options allow_negative_exponents=True``;
@@ -342,7 +342,7 @@ def _markdown(res):
              "PMNF over the default single-parameter modeler), mean of the repetitions. Splits as in perfkit's table "
              "(README, \"Held-out MAPE on the thesis splits\"): ch4 1000/500 and ch5 900/600 (`thesis_split`, seed 0), "
              "the other frameworks' LeNet-5 files as Chapter 6 splits them (ch4_tensorflow and ch4_mxnet 1000/500, "
-             "ch4_chainer and ch4_jax 333/167), lambda and nvidia_dle 2/3 fit (`train_test_split_frame`, seed 0).", "",
+             "ch4_chainer and ch4_jax 333/167), lambda, lambda_screened and nvidia_dle 2/3 fit (`train_test_split_frame`, seed 0).", "",
              f"Machine: {m['cpu']}, {m['cores']} cores, {m['memory_gib']} GiB, {m['os']}, Python {m['python']} "
              f"(perfkit side: numpy {m['versions'].get('numpy', '?')}); commit {m['git_commit']}; {m['date']}. "
              f"Whole run {res.get('wall_seconds_last_run', float('nan')):.0f} s.", "",
