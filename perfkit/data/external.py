@@ -36,7 +36,7 @@ import functools
 import math
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -674,20 +674,6 @@ EXTERNAL_DATASETS = {
                   "commit aa5addb6a53675a649a80036dad548f1c27cbcc4 (2025-12-17), pytorch/pytorch-train-"
                   "{throughput,bs}-{fp16,fp32}.csv. No licence file in the repository; shipped with attribution."),
     ),
-    "lambda_screened": ExternalDataset(
-        name="lambda_screened",
-        loader=functools.partial(load_lambda, screen=True),
-        target="t_iter",
-        numeric=(),
-        categorical=("model", "gpu", "precision"),
-        extrinsic=("n_gpus", "batch_per_gpu"),
-        description=("Lambda Labs GPU benchmarks without the 22 ncf rows whose throughput per GPU is more than twice "
-                     "the fastest single GPU's (load_lambda(screen=True)): 958 of 980 measured cells."),
-        citation=("Lambda, Inc. (Lambda Labs), deeplearning-benchmark, https://github.com/lambdal/deeplearning-benchmark, "
-                  "commit aa5addb6a53675a649a80036dad548f1c27cbcc4 (2025-12-17), pytorch/pytorch-train-"
-                  "{throughput,bs}-{fp16,fp32}.csv. No licence file in the repository; shipped with attribution."),
-        files="lambda",
-    ),
     "nvidia_dle": ExternalDataset(
         name="nvidia_dle",
         loader=load_nvidia_dle,
@@ -702,6 +688,14 @@ EXTERNAL_DATASETS = {
                   "performance' tables. Apache-2.0 (per-model LICENSE files, as far as checked)."),
     ),
 }
+
+
+#: Lambda's benchmarks without the rows that fail the physical screen of :func:`load_lambda` (``screen=True``)
+EXTERNAL_DATASETS["lambda_screened"] = replace(
+    EXTERNAL_DATASETS["lambda"], name="lambda_screened", loader=functools.partial(load_lambda, screen=True),
+    files="lambda", description=("Lambda Labs GPU benchmarks without the 22 ncf rows whose throughput per GPU is "
+                                 "more than twice the fastest single GPU's (load_lambda(screen=True)): 958 of 980 "
+                                 "measured cells."))
 
 
 def load_external(name: str, **kwargs):
