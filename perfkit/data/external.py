@@ -217,6 +217,8 @@ def load_lambda(precision: str | None = None, root=None, screen: bool = False):
         precisions = (precision,)
     else:
         raise ValueError(f"precision: expected one of {_LAMBDA_PRECISIONS} or None, got {precision!r}")
+    if not isinstance(screen, (bool, np.bool_)):
+        raise ValueError(f"screen: expected True or False, got {screen!r}")
     folder = Path(root) if root is not None else external_dir() / "lambda"
     rows, dropped, sources = [], {}, []
     for prec in precisions:
@@ -274,8 +276,6 @@ def load_lambda(precision: str | None = None, root=None, screen: bool = False):
     best = frame[frame["n_gpus"] == 1].groupby(["model", "precision"])["throughput"].max()
     ref = [best.get((m, p), np.nan) for m, p in zip(frame["model"], frame["precision"])]
     frame["per_gpu_vs_best_single"] = frame["throughput"] / frame["n_gpus"] / np.asarray(ref, dtype=float)
-    if not isinstance(screen, (bool, np.bool_)):
-        raise ValueError(f"screen: expected True or False, got {screen!r}")
     if screen:
         out = (frame["per_gpu_vs_best_single"] > PLAUSIBLE_PER_GPU).to_numpy()
         if out.any():
