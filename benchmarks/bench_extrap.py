@@ -56,6 +56,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _machine import machine_info, write_results  # noqa: E402
 
 from perfkit import mape  # noqa: E402
+from perfkit.chapters.ch6 import DATASETS as CH6_DATASETS  # noqa: E402
 from perfkit.chapters.ch6 import MEASURED, Params, _roles_key  # noqa: E402
 from perfkit.data.external import load_external  # noqa: E402
 from perfkit.data.measured import load_steps, thesis_split  # noqa: E402
@@ -66,7 +67,7 @@ ROOT = Path(__file__).resolve().parents[1]
 RESULTS = Path(__file__).resolve().parent / "results"
 WORK = ROOT / "build" / "extrap-work"
 DEFAULT_PYTHON = ROOT / "build" / "extrap-venv" / "bin" / "python"
-DATASETS = ["ch4", "ch5", "ch4_tensorflow", "ch4_mxnet", "ch4_chainer", "ch4_jax", "lambda", "lambda_screened", "nvidia_dle"]
+DATASETS = list(CH6_DATASETS)  # Chapter 6's datasets, in its order (the order of the results tables)
 VARIANTS = ["a", "b", "b_all", "c"]
 # modeler settings tried for every variant: Extra-P's defaults, and its strong-scaling setting (negative
 # exponents in the single-parameter building blocks; ``extrap --options allow_negative_exponents=True``;
