@@ -124,10 +124,11 @@ class GenericPerformanceModel(RegressorMixin, BaseEstimator):
         RandomState is used as it is (and saved as ``null`` by :meth:`to_json`).
     maxiter : int, optional
         Maximum generations, an integer >= 1 (None: 1000 for "thesis", scipy's
-        default; 300 for "varpro"). 0, negative or non-integer values raise.
+        default; 60 for "varpro", :data:`perfkit.model.engines.SEARCH_DEFAULTS`).
+        0, negative or non-integer values raise.
     popsize : int, optional
         Population size multiplier, scipy's meaning, an integer >= 1 (None: 15
-        for "thesis", scipy's default; 10 for "varpro", which searches only the powers).
+        for "thesis", scipy's default; 5 for "varpro", which searches only the powers).
     tol : float, optional
         Relative convergence tolerance of the differential evolution, a finite
         number > 0 (None: 0.01 for "thesis", scipy's default; 1e-3 for "varpro",
@@ -135,10 +136,11 @@ class GenericPerformanceModel(RegressorMixin, BaseEstimator):
     irls_iter : int, default 3
         Reweighted least-squares steps per candidate (varpro engine), an
         integer >= 1; the final polish uses more.
-    search_rows : int or None, default 20000
-        The varpro engine's global search and polish use at most this many rows
-        (a seeded random subset, an integer >= 1); the linear parameters and the
-        reported objective always use all rows. ``None`` searches on all rows.
+    search_rows : int or None, default 300
+        The varpro engine's global search uses at most this many rows (a seeded
+        random subset, an integer >= 1): it only has to find the basins, and the
+        refinement, the linear parameters and the reported objective always use
+        all rows. ``None`` searches on all rows.
 
     Every setting is checked when ``fit`` starts; a bad one raises one
     ``ValueError`` naming it (e.g. ``bounds['p']: expected a (lower, upper)
@@ -188,7 +190,7 @@ class GenericPerformanceModel(RegressorMixin, BaseEstimator):
         popsize=None,
         tol=None,
         irls_iter=3,
-        search_rows=20000,
+        search_rows=300,
         lam_powers=None,
         loss="absolute",
     ):
