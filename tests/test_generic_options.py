@@ -5,9 +5,7 @@ import json
 import numpy as np
 import pandas as pd
 import pytest
-from scipy.optimize import check_grad
 
-from perfkit.model.engines import Problem, design, objective, residuals, residuals_jacobian, smoothed_loss
 from perfkit.model.generic import GenericPerformanceModel
 
 COLS = dict(numeric=["kernel", "filters"], categorical=["act"], extrinsic=["gpus", "batch"])
@@ -128,29 +126,6 @@ def test_relative_loss_gives_lower_heldout_mape_on_multiplicative_noise():
         m = _model(loss=loss).fit(X.iloc[fit], y[fit])
         mape[loss] = np.mean(np.abs(y[test] - m.predict(X.iloc[test])) / y[test])
     assert mape["relative"] < mape["absolute"] - 0.01, mape
-
-
-def test_refinement_residuals_with_weights_and_separate_lambdas():
-    """The refinement's residuals are w·(y − ŷ) and penalty rows with their own λ: exact Jacobian, and the
-    smoothed loss tends to the objective."""
-    rng = np.random.default_rng(0)
-    n = 50
-    li, le = np.log(rng.uniform(1, 5, (n, 2))), np.log(rng.uniform(1, 4, (n, 1)))
-    oh = np.eye(3)[rng.integers(0, 3, n)]
-    y = rng.uniform(0.1, 30, n)
-    for pen, lam, lam_p in (("l1", 0.1, 0.0), ("l1", 0.0, 0.2), ("l2", 0.05, 0.3), (None, 0.0, None)):
-        pb = Problem(li, le, oh, y, (np.zeros(6), np.full(6, 10.0)), [(-2, 2)] * 3, pen, lam, lam_p, 1.0 / y)
-        x = np.concatenate([rng.uniform(0.1, 1, 6), rng.uniform(-1, 1, 3)])
-        r = residuals(x, pb)
-        n_pen = (5 if lam > 0 else 0) + (3 if lam_p else 0) if pen else 0
-        assert len(r) == n + n_pen
-        for i in range(len(r)):
-            err = check_grad(lambda z: residuals(z, pb)[i], lambda z: residuals_jacobian(z, pb)[i], x)
-            assert err < 1e-5, (pen, i, err)
-        exact = objective(x[None, :6], x[None, 6:], design(x[None, 6:8], x[None, 8:], li, le, oh), y, pen, lam,
-                          lam_p, 1.0 / y)[0]
-        smoothed = 0.5 * smoothed_loss(pb, 1e-9)(r**2)[0].sum()
-        assert abs(smoothed - exact) < 1e-7 * exact, (pen, smoothed, exact)
 
 
 @pytest.fixture(scope="module")

@@ -15,8 +15,10 @@ from __future__ import annotations
 
 import re
 import time
+from contextlib import contextmanager
 from pathlib import Path
 
+from ..report.progress import chapter_progress, run_key
 from ..schema import repo_root
 from . import CHAPTERS
 
@@ -142,6 +144,26 @@ def run_notebook(
     return output
 
 
+@contextmanager
+def _fit_cache(build_dir: Path):
+    """``PERFKIT_FIT_CACHE`` = ``<build_dir>/cache/fits`` while the block runs, so that the notebook kernels
+    (which inherit the environment) make each fit once per build folder and read it back afterwards
+    (:mod:`perfkit.model.fitcache`). A value the user set is kept (empty or ``0``: the cache is off); the
+    environment is restored afterwards."""
+    import os
+
+    from ..model.fitcache import ENV_VAR
+
+    if ENV_VAR in os.environ:
+        yield
+        return
+    os.environ[ENV_VAR] = str(Path(build_dir) / "cache" / "fits")
+    try:
+        yield
+    finally:
+        os.environ.pop(ENV_VAR, None)
+
+
 def reproduce(
     chapters: list[str] | None = None,
     quick: bool = False,
@@ -151,7 +173,7 @@ def reproduce(
     parameters: dict | None = None,
 ) -> list[Path]:
     """Run the chapter notebooks in order, after writing ``<build_dir>/run_environment.json``
-    (:func:`write_run_environment`).
+    (:func:`write_run_environment`); each chapter's duration goes to ``<build_dir>/run_times.json``.
 
     Parameters
     ----------
@@ -164,7 +186,11 @@ def reproduce(
     figures_dir : str, optional
         Where the notebooks write figures/tables (default ``figures/``).
     progress : bool, default True
-        Show progress bars.
+        Show progress: while a notebook runs, a status line (:mod:`perfkit.report.progress`) with the chapter,
+        the section being fitted, its fits done / to do and the time left in it and, when an earlier run's
+        duration is in ``<build_dir>/run_times.json``, in the chapter; on a terminal it rewrites one line in
+        place of papermill's cell bar, elsewhere it prints a new line when the section changes (and at most
+        every 30 s besides) beside papermill's bar. The chapter's duration is recorded either way.
     parameters : dict, optional
         More values for the notebooks' ``parameters`` cells (e.g. ``{"n_fit": 900}``); every name
         must be a parameter of every chapter run. The notebooks check the values in their first
@@ -197,7 +223,11 @@ def reproduce(
         params.update(parameters)
         start = time.perf_counter()
         print(f"[perfkit] {chapter}: executing {nb.name} (quick={quick})", flush=True)
-        outputs.append(run_notebook(nb, build_dir=build_dir, parameters=params, progress=progress))
+        with (_fit_cache(build_dir),  # each fit once per build folder (perfkit.model.fitcache)
+              chapter_progress(chapter, build_dir, run_key(quick, parameters), enabled=progress) as status):
+            # on a terminal the status line replaces papermill's cell counter (both would rewrite one line)
+            outputs.append(run_notebook(nb, build_dir=build_dir, parameters=params,
+                                        progress=progress and not status.tty))
         print(f"[perfkit] {chapter}: done in {time.perf_counter() - start:.1f} s -> {outputs[-1]}", flush=True)
     return outputs
 

@@ -523,6 +523,12 @@ HOP_ROUNDS = 8
 HOP_RTOL = 1e-7
 #: a switched-on term starts with this share of the mean |y| as its mean contribution
 HOP_SHARE = 0.01
+#: smoothing widths of the refinement of a switched-on start: a local move from the bottom of a basin, so the
+#: continuation starts narrower and shrinks more gently than :data:`REFINE_STAGES` (from 1e-2, the smoothing
+#: washes out the small differences that tell the neighbouring basins apart, and from 1e-4 the first stage is
+#: too rough: on Chapter 4's unregularised PyTorch and TensorFlow fits each missed the lower basin the other
+#: found, and this sequence finds both)
+HOP_STAGES = (1e-3, 1e-4, 1e-5, 1e-6)
 
 
 def _switched_on(problem: Problem, lin, powers) -> list:
@@ -543,7 +549,11 @@ def _switched_on(problem: Problem, lin, powers) -> list:
     stuck = _stuck_terms(problem, lin, powers, F, T)
     starts = []
     for j in range(problem.n_p):
-        if not lo[j] <= 0.0 < hi[j] or not (lin[j] == 0.0 or j in stuck):
+        if not lo[j] <= 0.0 < hi[j]:
+            continue
+        if not (lin[j] == 0.0 or j in stuck):
+            if _small(problem, lin, F, T, j):  # live but small: its power re-scanned
+                starts.extend(_scanned_start(problem, powers, j))
             continue
         for bound in dict.fromkeys(problem.pow_bounds[j]):
             pw = powers.copy()
@@ -660,7 +670,7 @@ def _refine_best(problem: Problem, starts, irls_iter, stages, n_iter, history, h
     n_refined, n_hops = len(finals), 0
     for _ in range(hop_rounds):
         hops = _switched_on(problem, best[1], best[2])
-        finals = (_screen(problem, hops, stages[1:] or stages) if hops else []) + _switched_off(problem, best[1], best[2], stages)
+        finals = (_screen(problem, hops, HOP_STAGES) if hops else []) + _switched_off(problem, best[1], best[2], stages)
         if not finals:
             break
         n_hops += len(finals)  # starts refined with one term switched on, fits with one off

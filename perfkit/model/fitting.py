@@ -57,11 +57,15 @@ def _check_lams(lams) -> list[float]:
 
 
 def _parallel(n_jobs, backend, tasks, total, desc, progress):
+    """Run ``tasks`` through joblib, in order, with a tqdm bar labelled ``desc``; fits done / ``total`` also go to
+    ``$PERFKIT_PROGRESS`` when it is set (:func:`perfkit.report.progress.track`: what ``perfkit reproduce`` shows)."""
     from joblib import Parallel, parallel_config
     from tqdm.auto import tqdm
 
+    from ..report.progress import track
+
     with parallel_config(**_backend_kw(backend)):
-        gen = Parallel(n_jobs=n_jobs, return_as="generator")(tasks)
+        gen = track(Parallel(n_jobs=n_jobs, return_as="generator")(tasks), desc, total)
         return list(tqdm(gen, total=total, desc=desc, disable=not progress, leave=False))
 
 
@@ -70,9 +74,12 @@ def _backend_kw(backend) -> dict:
 
 
 def _fit_one(estimator, X, y, **params):
+    """A clone of ``estimator`` with ``params`` set, fitted (read from :mod:`perfkit.model.fitcache` when on)."""
     from sklearn.base import clone
 
-    return clone(estimator).set_params(**params).fit(X, y)
+    from .fitcache import cached_fit
+
+    return cached_fit(clone(estimator).set_params(**params), X, y)
 
 
 def _long_params(model) -> dict[str, float]:
