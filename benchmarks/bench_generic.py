@@ -192,14 +192,76 @@ def bench_scale(sizes):
     return dict(rows=rows, targets=dict(rows_100k="<= 60 s, about linear"))
 
 
+def _machine_line(m: dict) -> str:
+    v = m.get("versions", {})
+    return (f"{m.get('cpu', '?')}, {m.get('cores', '?')} cores, {m.get('memory_gib', '?')} GiB, {m.get('os', '?')}, "
+            f"Python {m.get('python', '?')}, numpy {v.get('numpy', '?')}, scipy {v.get('scipy', '?')}; "
+            f"commit {m.get('git_commit', '?')}; {m.get('date', '?')}")
+
+
+def markdown(res: dict) -> str:
+    """The results table, regenerated from ``res`` (each section with the machine it ran on)."""
+    out = ["# Generic-model fitter benchmarks", "",
+           "Written by `benchmarks/bench_generic.py` from `generic_model.json` (raw numbers, every fit). Timings: one "
+           "BLAS thread per fit, the two engines interleaved seed by seed in one process; the varpro engine's compiled "
+           "kernels loaded by one untimed fit first (`first_fit_seconds`).", "",
+           "| benchmark | measured | target | met? |", "|---|---|---|---|"]
+    for case, r in res.get("speed", {}).items():
+        if not isinstance(r, dict) or "median" not in r:
+            continue
+        med = r["median"]
+        out.append(f"| speed, {r['what']}: median wall time per fit over {len(r['rows']) // 2} seeds | varpro "
+                   f"{med['varpro']['seconds']:.2f} s vs thesis method {med['thesis']['seconds']:.1f} s → "
+                   f"**{r['speedup']:.0f}×** (per seed {r['speedup_per_seed']['min']:.0f}–"
+                   f"{r['speedup_per_seed']['max']:.0f}×) | ≥ 50× (goal 100×) | "
+                   f"{'yes' if r['speedup'] >= 50 else 'no'} |")
+        out.append(f"| speed, same: objective | varpro median {med['varpro']['objective']:.6g} (spread over seeds "
+                   f"{r['varpro_objective_spread']:.1e}) vs thesis method {med['thesis']['objective']:.6g}; varpro at or "
+                   f"below the thesis method on every seed: {r['varpro_at_or_below_thesis_every_seed']} | ≤ thesis | "
+                   f"{'yes' if r['objective_ratio'] <= 1 else 'no'} |")
+    if "recovery" in res:
+        r = res["recovery"]
+        out += [f"| recovery: max abs error of q | {r['max_abs_q_error']:.3g} | ≤ 0.02 | "
+                f"{'yes' if r['max_abs_q_error'] <= 0.02 else 'no'} |",
+                f"| recovery: max abs error of p | {r['max_abs_p_error']:.3g} | ≤ 0.1 | "
+                f"{'yes' if r['max_abs_p_error'] <= 0.1 else 'no'} |",
+                f"| recovery: held-out MAPE | {r['test_mape']:.2f} % (true model {r['true_model_test_mape']:.2f} %, "
+                f"noise {r['noise_percent']:.0f} %) | ≤ 1.2× noise | {'yes' if r['mape_over_noise'] <= 1.2 else 'no'} |"]
+    if "stability" in res:
+        r = res["stability"]
+        out += [f"| stability: max std of q over seeds (identifiable coding) | {r['max_std_q']:.2g} (thesis coding "
+                f"{r['thesis_coding']['max_std_q']:.2g}) | ≤ 0.01 | {'yes' if r['max_std_q'] <= 0.01 else 'no'} |",
+                f"| stability: max std of p over seeds (identifiable coding) | {r['max_std_p']:.2g} (thesis coding "
+                f"{r['thesis_coding']['max_std_p']:.2g}); objective spread {r['objective_spread']:.1e} | ≤ 0.05 | "
+                f"{'yes' if r['max_std_p'] <= 0.05 else 'no'} |"]
+    for row in res.get("scale", {}).get("rows", []):
+        out.append(f"| scale: {row['rows']:,} rows, one fit | {row['seconds']:.1f} s ({row['n_iter']} generations) | "
+                   f"100k ≤ 60 s | {'yes' if row['rows'] < 100_000 or row['seconds'] <= 60 else 'no'} |")
+    if "cli" in res:
+        r = res["cli"]
+        out.append(f"| `perfkit fit`, default settings (ten seeds), {r['rows']:,} rows, the whole command | "
+                   f"{r['seconds']:.1f} s | ≤ 60 s | {'yes' if r['seconds'] <= 60 else 'no'} |")
+    out += ["", "Machines:"] + [f"- {k}: {_machine_line(res[k]['machine'])}" for k in
+                                ("speed", "recovery", "stability", "scale", "cli") if k in res and "machine" in res[k]]
+    out += ["", "The recovery of p is not a target these data can meet: with Table 4.3's MXNet values the intrinsic "
+            "terms vary little over the sampled range, a change in p is absorbed by a and by the categorical "
+            "constants, and the thesis's coding leaves those unidentified (Table 4.2's scatter); q and the "
+            "predictions are recovered."]
+    return "\n".join(out)
+
+
+SECTIONS = ("speed", "recovery", "stability", "scale", "cli")
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--quick", action="store_true", help="fewer seeds and sizes (a smoke run)")
-    ap.add_argument("--only", nargs="*", default=["speed", "recovery", "stability", "scale", "cli"])
+    ap.add_argument("--only", nargs="*", choices=SECTIONS, default=list(SECTIONS))
+    ap.add_argument("--seeds", type=int, default=None, help="seeds of the speed section (default 5; quick 2)")
     args = ap.parse_args(argv)
-    res = {"machine": machine_info(), "quick": args.quick}
+    res = {"quick": args.quick}
     if "speed" in args.only:
-        res["speed"] = bench_speed(range(2) if args.quick else range(5))
+        res["speed"] = bench_speed(range(args.seeds or (2 if args.quick else 5)))
     if "recovery" in args.only:
         res["recovery"] = bench_recovery()
     if "stability" in args.only:
@@ -211,14 +273,16 @@ def main(argv=None):
     OUT.mkdir(exist_ok=True)
     name = "generic_model_quick" if args.quick else "generic_model"
     path = OUT / f"{name}.json"
-    if path.exists() and set(args.only) != {"speed", "recovery", "stability", "scale", "cli"}:
+    if path.exists() and set(args.only) != set(SECTIONS):
         # a partial run updates its sections and keeps the others (each section records its own machine info)
         old = json.loads(path.read_text())
         res = {**old, **{k: v for k, v in res.items() if k in args.only}}
     for k in args.only:
         res[k]["machine"] = machine_info()
+    res.pop("machine", None)
     path.write_text(json.dumps(res, indent=1, default=float))
-    print(json.dumps({k: v for k, v in res.items() if k != "machine"}, indent=1, default=float)[:4000])
+    path.with_suffix(".md").write_text(markdown(res) + "\n")
+    print(markdown(res))
 
 
 if __name__ == "__main__":

@@ -523,11 +523,10 @@ HOP_ROUNDS = 8
 HOP_RTOL = 1e-7
 #: a switched-on term starts with this share of the mean |y| as its mean contribution
 HOP_SHARE = 0.01
-#: smoothing widths of the refinement of a switched-on start: a local move from the bottom of a basin, so the
-#: continuation starts narrower and shrinks more gently than :data:`REFINE_STAGES` (from 1e-2, the smoothing
-#: washes out the small differences that tell the neighbouring basins apart, and from 1e-4 the first stage is
-#: too rough: on Chapter 4's unregularised PyTorch and TensorFlow fits each missed the lower basin the other
-#: found, and this sequence finds both)
+#: smoothing widths of the second path along which every switched-on start is refined (the first is
+#: :data:`REFINE_STAGES`): which neighbouring basin a start reaches depends on the continuation's path, and on
+#: Chapter 4's fits neither path alone reached every lower basin the other found (unregularised PyTorch: only
+#: this one; Chainer L1 λ = 3e-4: only the other), so both are refined and the lowest kept
 HOP_STAGES = (1e-3, 1e-4, 1e-5, 1e-6)
 
 
@@ -574,7 +573,8 @@ SCAN_POWERS = np.linspace(-5.0, 5.0, 41)
 
 def _scanned_start(problem: Problem, powers, j) -> list:
     """One more start for switched-off term ``j``: its power scanned over :data:`SCAN_POWERS` (the other powers
-    fixed, the linear part by reweighted least squares on all rows), the lowest objective kept.
+    fixed, the linear part by reweighted least squares on all rows), the lowest objective among the powers at
+    which the term's coefficient comes out above 0 kept (none: no start).
 
     The starts at the power bounds leave the refinement to find the term's power from a far-away point; which
     basin it reaches from there depends on its path (the Newton refinement returns to the switched-off basin on
@@ -589,7 +589,13 @@ def _scanned_start(problem: Problem, powers, j) -> list:
     P[:, j] = grid
     Phi = problem.design(P)
     L = _solve(problem, Phi, 9)
-    k = int(np.argmin(_cost(problem, L, P, Phi)))
+    size = np.mean(np.abs(Phi[:, :, j]), axis=1)  # the term's mean |F·I^p| at each scanned power
+    # a start with the term on (above a tenth of the switched-on starts' share): where it stays off, the
+    # refinement has nothing new to try
+    on = L[:, j] * size > 0.1 * HOP_SHARE * _scale(problem)
+    if not on.any():
+        return []
+    k = int(np.flatnonzero(on)[np.argmin(_cost(problem, L[on], P[on], Phi[on]))])
     return [(L[k], P[k])]
 
 
@@ -670,7 +676,8 @@ def _refine_best(problem: Problem, starts, irls_iter, stages, n_iter, history, h
     n_refined, n_hops = len(finals), 0
     for _ in range(hop_rounds):
         hops = _switched_on(problem, best[1], best[2])
-        finals = (_screen(problem, hops, HOP_STAGES) if hops else []) + _switched_off(problem, best[1], best[2], stages)
+        finals = ([f for path in (stages, HOP_STAGES) for f in _screen(problem, hops, path)] if hops else []) \
+            + _switched_off(problem, best[1], best[2], stages)
         if not finals:
             break
         n_hops += len(finals)  # starts refined with one term switched on, fits with one off
