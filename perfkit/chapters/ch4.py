@@ -857,7 +857,7 @@ def _fit_framework(p: Params, data_path, F: dict) -> dict:
     grid = [1e-4, 1e-2, 1.0] if p.quick else list(p.lams)
     sweep = regularisation_sweep(make_model(**p.de_kw), X_fit, y_fit, X_test, y_test, penalties=("l1", "l2"),
                                  lams=grid, seeds=range(1 if p.quick else p.sweep_seeds), n_jobs=p.n_jobs,
-                                 progress=p.progress)
+                                 progress=p.progress, desc=desc("Figs. 4.15–4.17 λ sweep"))
     r2 = sweep[sweep["quantity"] == "r2_test"]
     q["sweep_r2"] = {pen: {float(lam): g.sort_values("seed")["value"].to_numpy(dtype=float)
                            for lam, g in gp.groupby("lam")} for pen, gp in r2.groupby("penalty")}

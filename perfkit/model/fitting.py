@@ -228,7 +228,8 @@ def _sweep_task(estimator, X_train, y_train, X_test, y_test, penalty, lam, seed)
 
 
 def regularisation_sweep(estimator, X_train, y_train, X_test, y_test, penalties=("l1", "l2"),
-                         lams=DEFAULT_LAMBDAS, seeds=(0,), n_jobs=1, backend=None, progress=True):
+                         lams=DEFAULT_LAMBDAS, seeds=(0,), n_jobs=1, backend=None, progress=True,
+                         desc: str = "λ sweep"):
     """R² and every fitted parameter against λ, for L1 and L2 (data of Figures 4.15–4.17).
 
     Parameters
@@ -242,8 +243,8 @@ def regularisation_sweep(estimator, X_train, y_train, X_test, y_test, penalties=
         λ grid (log-spaced by default, 1e-6 … 1); non-empty, finite values >= 0.
     seeds : sequence of int
         Seeds per (penalty, λ) (or a count n: seeds 0..n-1).
-    n_jobs, backend, progress
-        As in :func:`fit_repeated`.
+    n_jobs, backend, progress, desc
+        As in :func:`fit_repeated` (``desc``: the progress label).
 
     Returns
     -------
@@ -266,7 +267,7 @@ def regularisation_sweep(estimator, X_train, y_train, X_test, y_test, penalties=
     n_jobs = _check_n_jobs(n_jobs)
     grid = [(p, lam, s) for p in penalties for lam in lams for s in seeds]
     tasks = (delayed(_sweep_task)(estimator, X_train, y_train, X_test, y_test, p, lam, s) for p, lam, s in grid)
-    results = _parallel(n_jobs, backend, tasks, len(grid), "λ sweep", progress)
+    results = _parallel(n_jobs, backend, tasks, len(grid), desc, progress)
     rows = []
     for penalty, lam, seed, metrics, params in results:
         for k, v in metrics.items():
