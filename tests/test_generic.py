@@ -201,10 +201,16 @@ def test_switched_off_term_is_tried_on(monkeypatch):
     stays = min(f[0] for f in E._screen(problem, [(lin, off)], E.REFINE_STAGES))
     assert stays == pytest.approx(17.2637, rel=1e-4)  # refining alone stays in the all-off basin
     hops = E._switched_on(problem, lin, off)
-    assert len(hops) == 6  # three terms off, each tried at both power bounds
-    for ln, pw in hops:
+    at_bounds = [(ln, pw) for ln, pw in hops if np.array_equal(ln[problem.n_p:], lin[problem.n_p:])]
+    assert len(at_bounds) == 6  # three terms off, each tried at both power bounds (the linear part kept) ...
+    for ln, pw in at_bounds:
         j = int(np.flatnonzero(ln[:problem.n_p] != lin[:problem.n_p])[0])
         assert pw[j] in problem.pow_bounds[j] and ln[j] > 0
+    scanned = [(ln, pw) for ln, pw in hops if not np.array_equal(ln[problem.n_p:], lin[problem.n_p:])]
+    assert 1 <= len(scanned) <= 3  # ... and from a scan of its power, where the term comes out on there
+    for ln, pw in scanned:
+        changed = np.flatnonzero(pw != off)
+        assert len(changed) == 1 and ln[changed[0]] > 0 and lin[changed[0]] == 0.0
     found = E._refine_best(problem, [off], 3, E.REFINE_STAGES, 0, [])
     assert E._exact(problem, found.lin, found.powers) < 17.2425  # the learning-rate term's basin
     assert found.lin[3] > 0 and "one term switched on or off" in found.message

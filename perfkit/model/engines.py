@@ -26,15 +26,18 @@ an :class:`EngineResult`:
     :func:`scipy.optimize.differential_evolution` with its default settings on a
     scalar cost over all parameters, as the thesis did.
 ``varpro``
-    Variable projection: differential evolution over the powers only, the whole
-    population evaluated at once, each candidate's linear part from a few
+    Variable projection: differential evolution over the powers only, on a subset of rows
+    (:data:`SEARCH_DEFAULTS`), the whole population evaluated at once (:class:`SearchCost`,
+    compiled where numba is available), each candidate's linear part from a few
     iteratively reweighted least-squares steps (each solved inside the bounds); then
-    :func:`refine` of every parameter together from the best few distinct members
-    of the final population, the lowest exact objective kept; then every switched-off
-    intrinsic term (with L1, also every term the smoothed penalty left stuck near 0,
-    :func:`_stuck_terms`) tried on again at either power bound (:func:`_switched_on`) and every
-    small live one held off (:func:`_switched_off`), round after round until a round gains
-    nothing (:data:`HOP_RTOL`), and :func:`canonical`.
+    :func:`refine` (the primal–dual Newton method of :mod:`perfkit.model.newton`) of every
+    parameter together on all rows from the best few distinct members of the final
+    population, the lowest exact objective kept; then every switched-off intrinsic term
+    (with L1, also every term the smoothed penalty left stuck near 0, :func:`_stuck_terms`)
+    tried on again at either power bound and from a scan of its power, every small live
+    term's power re-scanned (:func:`_switched_on`, each start refined along two
+    continuation paths) and every small live one held off (:func:`_switched_off`), round
+    after round until a round gains nothing (:data:`HOP_RTOL`), and :func:`canonical`.
 """
 from __future__ import annotations
 
@@ -578,7 +581,7 @@ def _scanned_start(problem: Problem, powers, j) -> list:
 
     The starts at the power bounds leave the refinement to find the term's power from a far-away point; which
     basin it reaches from there depends on its path (the Newton refinement returns to the switched-off basin on
-    Chapter 4's TensorFlow L1 λ = 0.03 fit, where a trust-region path happened to reach the one 1.2 % lower).
+    Chapter 4's TensorFlow L1 λ = 0.03 fit, where the basin with the term on is 1.2 % lower).
     The scan makes the switched-on move independent of the local method.
     """
     lo_p, hi_p = problem.pow_bounds[j]
@@ -668,7 +671,8 @@ def _refine_best(problem: Problem, starts, irls_iter, stages, n_iter, history, h
     The search's profiled cost solves the linear part only approximately, so basins whose objectives differ
     by less than that error can be ranked wrongly, and which one wins then depends on the last bits of the
     arithmetic (the CPU). Every start is screened and refined (:func:`_screen`); then, for up to ``hop_rounds``
-    rounds, the starts of :func:`_switched_on` from the best fit so far are refined the same way, the fits of
+    rounds, the starts of :func:`_switched_on` from the best fit so far are refined along ``stages`` and along
+    :data:`HOP_STAGES`, the fits of
     :func:`_switched_off` made, and a lower objective replaces it.
     """
     finals = _screen(problem, [(_linear_for(problem, pw, irls_iter), pw) for pw in starts], stages)

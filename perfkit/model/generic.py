@@ -162,8 +162,8 @@ class GenericPerformanceModel(RegressorMixin, BaseEstimator):
     history_ : list of float
         Best cost after each generation.
     converged_ : bool or None
-        Whether the varpro engine's final refinement (all parameters together, trust-region least squares on
-        the smoothed objective, :func:`perfkit.model.engines.refine`) met its tolerance; None
+        Whether the varpro engine's final refinement (all parameters together, a bounded primal–dual Newton
+        method on the smoothed objective, :func:`perfkit.model.engines.refine`) met its tolerance; None
         for the thesis engine, which has no such test. Across seeds,
         :class:`perfkit.model.fitting.RepeatedFit` reports the spread of the objectives.
     fit_time_ : float
