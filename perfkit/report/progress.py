@@ -32,7 +32,6 @@ import json
 import os
 import shutil
 import sys
-import tempfile
 import threading
 import time
 from contextlib import contextmanager
@@ -74,18 +73,9 @@ def report(section: str, done: int, total: int) -> None:
             _state.update(section=section, started=now)
         text = json.dumps({"section": section, "done": int(done), "total": int(total),
                            "started": _state["started"], "updated": now})
-        folder = os.path.dirname(path) or "."
-        fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{os.path.basename(path)}.", suffix=".tmp")
-        try:
-            with os.fdopen(fd, "w") as fh:
-                fh.write(text)
-            os.replace(tmp, path)
-        except BaseException:
-            try:
-                os.unlink(tmp)
-            except OSError:
-                pass
-            raise
+        from .._io import atomic_write
+
+        atomic_write(path, text)
     except Exception:  # progress must never break a fit (unwritable folder, a folder at the path, ...)
         return
 
