@@ -329,3 +329,48 @@ if AVAILABLE:
                 acc += Eg[i, k] * m * dx[K + n_p + k]
             out[i] = acc * wrow[i]
         return out
+
+    @numba.njit(**_JIT)
+    def damped_step(H, g, z, lo, hi, held, mu, passes):  # pragma: no cover - compiled
+        """:func:`perfkit.model.newton._damped_step`: the damped Newton step on the face of the box, ``(d, ok)``
+        (``ok`` False where the damped matrix of the free variables is not positive definite)."""
+        n = z.shape[0]
+        fixed = held.copy()
+        d = np.zeros(n)
+        for _pass in range(passes):
+            idx = np.flatnonzero(~fixed)
+            m = idx.shape[0]
+            if m == 0:
+                return d, True
+            M = np.empty((m, m))
+            r = np.empty(m)
+            for a in range(m):
+                ia = idx[a]
+                for b in range(m):
+                    M[a, b] = H[ia, idx[b]]
+                if mu > 0:
+                    M[a, a] += mu * max(abs(H[ia, ia]), 1e-300)
+                t = -g[ia]
+                for k in range(n):
+                    if fixed[k]:
+                        t -= H[ia, k] * d[k]
+                r[a] = t
+            x, ok = _chol_solve(M, r, m)
+            if not ok:
+                return d, False
+            out = False
+            for a in range(m):
+                ia = idx[a]
+                d[ia] = x[a]
+            for a in range(m):
+                ia = idx[a]
+                v = z[ia] + d[ia]
+                if v < lo[ia] or v > hi[ia]:
+                    d[ia] = min(max(v, lo[ia]), hi[ia]) - z[ia]
+                    fixed[ia] = True
+                    out = True
+            if not out:
+                break
+        for k in range(n):
+            d[k] = min(max(z[k] + d[k], lo[k]), hi[k]) - z[k]
+        return d, True

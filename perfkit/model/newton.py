@@ -43,6 +43,7 @@ __all__ = ["Smoothed", "refine", "STEP_TOL", "MAX_ITER"]
 STEP_TOL = 1e-10
 #: iterations per stage at most (a stage that reaches it reports ``converged=False``)
 MAX_ITER = 5000
+NIELSEN = True
 
 
 class Smoothed:
@@ -65,14 +66,24 @@ class Smoothed:
         self.compiled = _kernels.enabled()
         if self.compiled:
             self.hidx, self.hval = _kernels.hot_index(self.O)
+        self._ft_memo = []
 
     # ----------------------------------------------------------------- pieces
     def _ft(self, x):
-        """F = Π E^q (N,) and T = I^p (N, n_p)."""
+        """F = Π E^q (N,) and T = I^p (N, n_p), read-only; the last two powers' are kept (a Newton iteration asks
+        for the same point's up to three times: its value, its derivatives, the duals' step)."""
         K, n_p = self.K, self.n_p
+        key = x[K:].tobytes()
+        for k, ft in self._ft_memo:
+            if k == key:
+                return ft
         q = x[K + n_p:]
         F = np.exp(self.E @ q) if q.size else np.ones(self.n)
-        return F, np.exp(self.L * x[K:K + n_p])
+        ft = (F, np.exp(self.L * x[K:K + n_p]))
+        for a in ft:
+            a.flags.writeable = False
+        self._ft_memo = [(key, ft)] + self._ft_memo[:1]
+        return ft
 
     def residuals(self, x) -> np.ndarray:
         """r = w·(y − t(x)) per row."""
@@ -198,7 +209,11 @@ STEP_PASSES = 4
 def _damped_step(H, g, z, lo, hi, held, mu):
     """The damped Newton step on the face of the box: (H_FF + μ·diag|H_FF|) d_F = −(g_F + H_FB d_B), where B
     is ``held`` (d = 0) plus, pass by pass, the free variables whose step would leave the bounds (each put on
-    the bound it crosses). None where the damped matrix is not positive definite."""
+    the bound it crosses). None where the damped matrix is not positive definite. With the compiled kernels
+    :func:`perfkit.model._kernels.damped_step` computes the same step."""
+    if _kernels.enabled():
+        d, ok = _kernels.damped_step(H, g, z, lo, hi, held, float(mu), STEP_PASSES)
+        return d if ok else None
     fixed = held.copy()
     d = np.zeros_like(z)
     for _ in range(STEP_PASSES):
@@ -285,7 +300,9 @@ def _stage(obj: Smoothed, x, free, lower, upper, delta, tol, u, v):
                 z = z_new
                 f, g, H, rs, ss = curvature(at(z))
                 ratio = actual / predicted
-                if ratio > 0.75:
+                if NIELSEN:
+                    mu = mu * max(1.0 / 3.0, 1.0 - (2.0 * ratio - 1.0) ** 3) if mu > 1e-12 else 0.0
+                elif ratio > 0.75:
                     mu = mu / 5.0 if mu > 1e-12 else 0.0
                 elif ratio < 0.25:
                     mu = max(mu * 2.0, 1e-10)
