@@ -7,7 +7,7 @@ feature maps collapse to nothing; the reasons are counted so a report can say
 how much of the space is infeasible and why.
 
 Architecture (the thesis does not list the layers; this is the classic
-LeNet-5 layout with Table 4.1's knobs, documented in the README)::
+LeNet-5 layout with Table 4.1's knobs, documented in docs/measuring.md)::
 
     conv(k, F filters, stride s, padding) -> act -> maxpool(p)
     conv(k, 2F filters, stride s, padding) -> act -> maxpool(p)

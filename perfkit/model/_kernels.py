@@ -38,6 +38,26 @@ def enabled() -> bool:
     return AVAILABLE and os.environ.get("PERFKIT_NUMBA", "1") != "0"
 
 
+def distinct(log_i: np.ndarray, log_e: np.ndarray):
+    """``(lv, li, ev, ei)``: the distinct values of each column of ``log_i`` (lv[r, j], padded by repetition) with
+    each row's position among them (li, (N, n_p)), and the distinct rows of ``log_e`` (ev) with each row's (ei):
+    the tables from which the compiled refinement computes I^p and Π E^q once per distinct value."""
+    n, n_p = log_i.shape
+    cols = [np.unique(log_i[:, j], return_inverse=True) for j in range(n_p)]
+    m = max([len(c[0]) for c in cols], default=1)
+    lv = np.zeros((m, n_p))
+    li = np.zeros((n, n_p), np.int64)
+    for j, (vals, inv) in enumerate(cols):
+        lv[:, j] = np.resize(vals, m)
+        li[:, j] = inv.ravel()
+    if log_e.shape[1]:
+        ev, ei = np.unique(log_e, axis=0, return_inverse=True)
+    else:
+        ev, ei = np.zeros((1, 0)), np.zeros(n, np.int64)
+    return (np.ascontiguousarray(lv), np.ascontiguousarray(li), np.ascontiguousarray(ev, float),
+            np.ascontiguousarray(ei.ravel(), np.int64))
+
+
 def hot_index(onehot: np.ndarray):
     """``(index, value)`` of each row's nonzero one-hot columns, (N, m) each, ascending, padded with -1 / 0."""
     n, L = onehot.shape
@@ -87,11 +107,12 @@ if AVAILABLE:
 
     @numba.njit(**_JIT)
     def search_cost(PW, FF, TT, hidx, hval, y, wrow, lo, hi, pen_code, lam, lam_p, n_iter, passes, n_p, K,
-                    out):  # pragma: no cover - compiled
+                    out, lin):  # pragma: no cover - compiled
         """The search's cost of every candidate: :func:`engines.solve_linear` then :func:`engines.objective`.
 
         ``FF`` (S, N) = Π E^q and ``TT`` (S, N, n_p) = I^p per candidate; ``pen_code`` 0 none, 1 L1, 2 L2.
-        The same reweighting, regulariser and active-set passes as the numpy code, row by row.
+        The same reweighting, regulariser and active-set passes as the numpy code, row by row. The costs go to
+        ``out`` (S,) and, where ``lin`` has S rows, each candidate's linear parameters to ``lin`` (S, K).
         """
         S, D = PW.shape
         N = y.shape[0]
@@ -225,6 +246,9 @@ if AVAILABLE:
                     rp += abs(PW[s, d]) if pen_code == 1 else PW[s, d] * PW[s, d]
                 val += lam * rl + lam_p * rp
             out[s] = val
+            if lin.shape[0] == S:
+                for k in range(K):
+                    lin[s, k] = b[k]
         return out
 
     @numba.njit(**_JIT)
@@ -374,3 +398,200 @@ if AVAILABLE:
         for k in range(n):
             d[k] = min(max(z[k] + d[k], lo[k]), hi[k]) - z[k]
         return d, True
+
+    @numba.njit(**_JIT)
+    def _ft_rows(x, tabs, n_p, K, D, FF, TT):  # pragma: no cover - compiled
+        """F = Π E^q and T = I^p of every row, into ``FF`` (N,) and ``TT`` (N, n_p), each exponential computed once
+        per distinct value (``tabs`` = :func:`distinct` of the logs): the same numbers as row by row."""
+        lv, li, ev, ei = tabs
+        fu = np.empty(ev.shape[0])
+        for r in range(ev.shape[0]):
+            e = 0.0
+            for k in range(D - n_p):
+                e += ev[r, k] * x[K + n_p + k]
+            fu[r] = np.exp(e)
+        tu = np.empty((lv.shape[0], n_p))
+        for r in range(lv.shape[0]):
+            for j in range(n_p):
+                tu[r, j] = np.exp(lv[r, j] * x[K + j])
+        for i in range(FF.shape[0]):
+            FF[i] = fu[ei[i]]
+            for j in range(n_p):
+                TT[i, j] = tu[li[i, j], j]
+
+    @numba.njit(**_JIT)
+    def _value(x, tabs, hidx, hval, y, wrow, lamv, l1, delta, n_p, K, D, FF, TT):  # pragma: no cover
+        """S_δ(x) (:meth:`perfkit.model.newton.Smoothed.value`); ``FF``/``TT`` are filled for ``x``."""
+        _ft_rows(x, tabs, n_p, K, D, FF, TT)
+        N = y.shape[0]
+        n_h = hidx.shape[1]
+        dd = delta * delta
+        tot = 0.0
+        for i in range(N):
+            inner = 0.0
+            for j in range(n_p):
+                inner += x[j] * TT[i, j]
+            for h in range(n_h):
+                c = hidx[i, h]
+                if c >= 0:
+                    inner += x[n_p + c] * hval[i, h]
+            r = (y[i] - FF[i] * inner - x[K - 1]) * wrow[i]
+            tot += np.sqrt(r * r + dd)
+        val = tot / N
+        for k in range(K + D):
+            if lamv[k] != 0.0:
+                val += lamv[k] * (np.sqrt(x[k] * x[k] + dd) if l1 else x[k] * x[k])
+        return val
+
+    @numba.njit(**_JIT)
+    def _curvature(x, Lg, Eg, hidx, hval, y, wrow, lamv, l1, delta, n_p, K, D, u, v, FF, TT, Jw, H2, g, rs,
+                   ss):  # pragma: no cover - compiled
+        """Value, gradient and primal–dual Hessian at ``x`` (``FF``/``TT`` already for ``x``), the L1 penalty's
+        curvature in its primal–dual form: :meth:`Smoothed.derivs` and ``_stage``'s ``curvature``."""
+        N = y.shape[0]
+        nx = K + D
+        val = pd_fill(x, Lg, Eg, FF, TT, hidx, hval, y, wrow, delta, n_p, K, D, u, Jw, H2, g, rs, ss)
+        H = Jw.T @ Jw
+        for k in range(nx):
+            for l in range(nx):
+                if k == l:
+                    H[k, l] += H2[k, l]
+                else:
+                    H[k, l] += H2[k, l] + H2[l, k]
+        H /= N
+        for k in range(nx):
+            g[k] /= N
+        val /= N
+        dd = delta * delta
+        for k in range(nx):
+            lk = lamv[k]
+            if lk == 0.0:
+                continue
+            if l1:
+                sp = np.sqrt(x[k] * x[k] + dd)
+                val += lk * sp
+                g[k] += lk * x[k] / sp
+                exact = lk * dd / (sp * sp * sp)
+                corr = lk * (1.0 - v[k] * x[k] / sp) / sp - exact
+                H[k, k] += exact + max(corr, -exact)
+            else:
+                val += lk * x[k] * x[k]
+                g[k] += 2.0 * lk * x[k]
+                H[k, k] += 2.0 * lk
+        return val, H
+
+    @numba.njit(**_JIT)
+    def _dual(u, du):  # pragma: no cover - compiled
+        """:func:`perfkit.model.newton._dual_step` in place."""
+        lim = np.inf
+        for i in range(u.shape[0]):
+            if du[i] > 0:
+                lim = min(lim, (1.0 - u[i]) / du[i])
+            elif du[i] < 0:
+                lim = min(lim, (-1.0 - u[i]) / du[i])
+        alpha = min(1.0, 0.99 * lim) if lim < np.inf else 1.0
+        alpha = max(alpha, 0.0)
+        for i in range(u.shape[0]):
+            u[i] = min(max(u[i] + alpha * du[i], -1.0), 1.0)
+
+    @numba.njit(**_JIT)
+    def newton_stage(x, free, lower, upper, delta, tol, u, v, Lg, Eg, hidx, hval, y, wrow, lamv, l1, n_p, K, D,
+                     max_iter, passes, tabs):  # pragma: no cover - compiled
+        """:func:`perfkit.model.newton._stage`, compiled: ``(x, converged, iterations)``, ``u`` and ``v`` updated
+        in place."""
+        N = y.shape[0]
+        nx = K + D
+        idx = np.flatnonzero(free)
+        m = idx.shape[0]
+        FF, TT = np.empty(N), np.empty((N, n_p))  # F and T at the current point
+        FFn, TTn = np.empty(N), np.empty((N, n_p))  # and at the trial point
+        Jw, H2, g_full = np.empty((N, nx)), np.empty((nx, nx)), np.empty(nx)
+        rs, ss = np.empty(N), np.empty(N)
+        jd = np.empty(N)
+        lo, hi = lower[idx], upper[idx]
+        x = x.copy()
+        z = x[idx].copy()
+        _ft_rows(x, tabs, n_p, K, D, FF, TT)
+        f, H_full = _curvature(x, Lg, Eg, hidx, hval, y, wrow, lamv, l1, delta, n_p, K, D, u, v, FF, TT, Jw, H2,
+                               g_full, rs, ss)
+        g = g_full[idx].copy()
+        H = np.empty((m, m))
+        for a in range(m):
+            for b in range(m):
+                H[a, b] = H_full[idx[a], idx[b]]
+        mu, it, converged = 0.0, 0, False
+        x_new = x.copy()
+        dx = np.zeros(nx)
+        while it < max_iter:
+            it += 1
+            held = np.empty(m, np.bool_)
+            for a in range(m):
+                held[a] = (z[a] <= lo[a] and g[a] > 0) or (z[a] >= hi[a] and g[a] < 0)
+            accepted = False
+            small = False
+            for _try in range(60):
+                step, ok = damped_step(H, g, z, lo, hi, held, mu, passes)
+                if not ok:
+                    mu = max(mu * 10.0, 1e-10)
+                    continue
+                predicted = 0.0
+                big = 0.0
+                for a in range(m):
+                    t = 0.0
+                    for b in range(m):
+                        t += H[a, b] * step[b]
+                    predicted -= g[a] * step[a] + 0.5 * step[a] * t
+                    big = max(big, abs(step[a]) / max(abs(z[a]), 1.0))
+                small = big <= tol
+                if predicted <= 0:
+                    if small:
+                        break
+                    mu = max(mu * 10.0, 1e-10)
+                    continue
+                for a in range(m):
+                    x_new[idx[a]] = z[a] + step[a]
+                f_new = _value(x_new, tabs, hidx, hval, y, wrow, lamv, l1, delta, n_p, K, D, FFn, TTn)
+                actual = f - f_new
+                if actual > 0 and actual >= 1e-4 * predicted:
+                    # the duals' linearised Newton steps for the step taken, at the old point
+                    for k in range(nx):
+                        dx[k] = 0.0
+                    for a in range(m):
+                        dx[idx[a]] = step[a]
+                    jvec(x, dx, Lg, Eg, FF, TT, hidx, hval, wrow, n_p, K, D, jd)
+                    du = np.empty(N)
+                    for i in range(N):
+                        r = rs[i] * ss[i]
+                        du[i] = ((1.0 - u[i] * rs[i]) * (-jd[i]) - (ss[i] * u[i] - r)) / ss[i]
+                    _dual(u, du)
+                    if l1:
+                        dv = np.empty(nx)
+                        for k in range(nx):
+                            sp = np.sqrt(x[k] * x[k] + delta * delta)
+                            dv[k] = ((1.0 - v[k] * x[k] / sp) * dx[k] - (sp * v[k] - x[k])) / sp
+                        _dual(v, dv)
+                    for a in range(m):
+                        z[a] = z[a] + step[a]
+                        x[idx[a]] = z[a]
+                    FF, FFn = FFn, FF  # the trial point's F and T are the new point's
+                    TT, TTn = TTn, TT
+                    f, H_full = _curvature(x, Lg, Eg, hidx, hval, y, wrow, lamv, l1, delta, n_p, K, D, u, v, FF,
+                                           TT, Jw, H2, g_full, rs, ss)
+                    for a in range(m):
+                        g[a] = g_full[idx[a]]
+                        for b in range(m):
+                            H[a, b] = H_full[idx[a], idx[b]]
+                    ratio = actual / predicted
+                    if ratio > 0.75:
+                        mu = mu / 5.0 if mu > 1e-12 else 0.0
+                    elif ratio < 0.25:
+                        mu = max(mu * 2.0, 1e-10)
+                    accepted = True
+                    break
+                if small:
+                    break
+                mu = max(mu * 10.0, 1e-10)
+            if not accepted or small:
+                converged = True
+                break
+        return x, converged, it

@@ -279,11 +279,9 @@ def _cost(problem: Problem, lin, powers, Phi):
 
 def _linear_for(problem: Problem, powers, irls_iter):
     """Best linear parameters for fixed powers on all rows (the lower-objective of two IRLS lengths)."""
-    pw = np.atleast_2d(powers)
-    Phi = problem.design(pw)
-    cands = [_solve(problem, Phi, k * irls_iter) for k in (3, 5)]
-    objs = [_cost(problem, c, pw, Phi)[0] for c in cands]
-    return cands[int(np.argmin(objs))][0]
+    cost = SearchCost(problem, irls_iter)
+    cands = [cost.solve(np.atleast_2d(powers), k * irls_iter) for k in (3, 5)]
+    return min(cands, key=lambda c: c[1][0])[0][0]
 
 
 def _polish(problem: Problem, powers, irls_iter):
@@ -405,23 +403,32 @@ class SearchCost:
             self.chunk = max(1, int(CHUNK_BYTES // (8 * len(problem.y) * problem.n_linear)))
 
     def __call__(self, pw_t):
+        return self.solve(np.atleast_2d(pw_t.T))[1]
+
+    def solve(self, powers, n_iter=None):
+        """``(lin, cost)`` of each row of ``powers`` (S, D): its linear parameters (S, K) by :func:`solve_linear`
+        with ``n_iter`` reweighting steps (None: ``irls_iter``) and the exact objective (S,)."""
         pb, n_p = self.pb, self.pb.n_p
-        pw_all = np.ascontiguousarray(np.atleast_2d(pw_t.T), float)
-        out = np.empty(pw_all.shape[0])
+        n_iter = self.irls_iter if n_iter is None else int(n_iter)
+        pw_all = np.ascontiguousarray(powers, float)
+        S = pw_all.shape[0]
+        out, lin = np.empty(S), np.empty((S, pb.n_linear))
         if self.compiled:
             from . import _kernels
 
-            S, n = pw_all.shape[0], len(self.y)
+            n = len(self.y)
             FF = np.exp(pw_all[:, n_p:] @ self.E.T) if pw_all.shape[1] > n_p else np.ones((S, n))
             TT = np.exp(self.L[None, :, :] * pw_all[:, None, :n_p])
-            return _kernels.search_cost(pw_all, np.ascontiguousarray(FF), TT, self.hidx, self.hval, self.y, self.w,
-                                        self.lo, self.hi, self.pen, self.lam, self.lam_p, self.irls_iter,
-                                        ACTIVE_SET_PASSES, n_p, pb.n_linear, out)
-        for s0 in range(0, pw_all.shape[0], self.chunk):
+            _kernels.search_cost(pw_all, np.ascontiguousarray(FF), TT, self.hidx, self.hval, self.y, self.w,
+                                 self.lo, self.hi, self.pen, self.lam, self.lam_p, n_iter, ACTIVE_SET_PASSES, n_p,
+                                 pb.n_linear, out, lin)
+            return lin, out
+        for s0 in range(0, S, self.chunk):
             pw = pw_all[s0:s0 + self.chunk]
             Phi = design(pw[:, :n_p], pw[:, n_p:], pb.log_i, pb.log_e, pb.onehot)
-            out[s0:s0 + self.chunk] = _cost(pb, _solve(pb, Phi, self.irls_iter), pw, Phi)
-        return out
+            lin[s0:s0 + self.chunk] = _solve(pb, Phi, n_iter)
+            out[s0:s0 + self.chunk] = _cost(pb, lin[s0:s0 + self.chunk], pw, Phi)
+        return lin, out
 
 
 def fit_varpro(problem: Problem, rng, *, maxiter=None, popsize=None, tol=None, irls_iter=3,
@@ -612,15 +619,15 @@ def _scanned_start(problem: Problem, powers, j) -> list:
     P = np.repeat(np.asarray(powers, float)[None], len(grid), axis=0)
     P[:, j] = grid
     rows = _screening_rows(problem)
-    Phi = rows.design(P)
-    L = _solve(rows, Phi, 9)
-    size = np.mean(np.abs(Phi[:, :, j]), axis=1)  # the term's mean |F·I^p| at each scanned power
+    L, cost = SearchCost(rows, 9).solve(P)
+    F = np.exp(rows.log_e @ P[0, rows.n_p:]) if rows.log_e.shape[1] else np.ones(len(rows.y))
+    size = np.mean(np.abs(F[None, :] * np.exp(np.outer(grid, rows.log_i[:, j]))), axis=1)  # mean |F·I^p| per power
     # a start with the term on (above a tenth of the switched-on starts' share): where it stays off, the
     # refinement has nothing new to try
     on = L[:, j] * size > 0.1 * HOP_SHARE * _scale(rows)
     if not on.any():
         return []
-    k = int(np.flatnonzero(on)[np.argmin(_cost(rows, L[on], P[on], Phi[on]))])
+    k = int(np.flatnonzero(on)[np.argmin(cost[on])])
     return [(L[k], P[k])]
 
 

@@ -43,7 +43,6 @@ __all__ = ["Smoothed", "refine", "STEP_TOL", "MAX_ITER"]
 STEP_TOL = 1e-10
 #: iterations per stage at most (a stage that reaches it reports ``converged=False``)
 MAX_ITER = 5000
-NIELSEN = True
 
 
 class Smoothed:
@@ -66,6 +65,7 @@ class Smoothed:
         self.compiled = _kernels.enabled()
         if self.compiled:
             self.hidx, self.hval = _kernels.hot_index(self.O)
+            self.tables = _kernels.distinct(self.L, self.E)
         self._ft_memo = []
 
     # ----------------------------------------------------------------- pieces
@@ -266,6 +266,13 @@ def _stage(obj: Smoothed, x, free, lower, upper, delta, tol, u, v):
     if v is None:
         x0 = at(z)
         v = x0 / np.sqrt(x0 * x0 + delta * delta)
+    if obj.compiled:  # the same iteration, compiled (perfkit.model._kernels.newton_stage)
+        u, v = np.array(u, float), np.array(v, float)
+        xs, converged, it = _kernels.newton_stage(
+            np.ascontiguousarray(x, float), free, np.ascontiguousarray(lower, float),
+            np.ascontiguousarray(upper, float), float(delta), float(tol), u, v, obj.L, obj.E, obj.hidx, obj.hval,
+            obj.y, obj.w, obj.lam, obj.l1, obj.n_p, obj.K, obj.D, MAX_ITER, STEP_PASSES, obj.tables)
+        return xs, bool(converged), int(it), u, v
     f, g, H, rs, ss = curvature(at(z))
     mu, it, converged = 0.0, 0, False
     while it < MAX_ITER:
@@ -300,9 +307,7 @@ def _stage(obj: Smoothed, x, free, lower, upper, delta, tol, u, v):
                 z = z_new
                 f, g, H, rs, ss = curvature(at(z))
                 ratio = actual / predicted
-                if NIELSEN:
-                    mu = mu * max(1.0 / 3.0, 1.0 - (2.0 * ratio - 1.0) ** 3) if mu > 1e-12 else 0.0
-                elif ratio > 0.75:
+                if ratio > 0.75:
                     mu = mu / 5.0 if mu > 1e-12 else 0.0
                 elif ratio < 0.25:
                     mu = max(mu * 2.0, 1e-10)
