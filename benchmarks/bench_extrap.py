@@ -18,7 +18,7 @@ modeler over the default single-parameter modeler; the single-parameter modeler 
 parameter), and writes the formula and the predictions at the held-out points as JSON. Every input
 file can be modelled again by hand: ``build/extrap-venv/bin/extrap --json FILE.jsonl``.
 
-Datasets and splits (the same as perfkit's table in the README):
+Datasets and splits (the same as perfkit's table in docs/forms.md, "Held-out results on every dataset"):
 - ch4: ``load_steps(ch4_lenet5.csv, "epoch_time", "ch4")``, ``thesis_split(n_fit=1000, n_test=500, seed=0)``;
 - ch5: ``load_steps(ch5_resattnet3d.csv, "epoch_time", "ch5")``, ``thesis_split(n_fit=900, n_test=600, seed=0)``;
 - ch4_tensorflow, ch4_mxnet (1000/500), ch4_chainer, ch4_jax (333/167): each framework's ``ch4_lenet5.csv`` as ch4;
@@ -341,7 +341,7 @@ def _markdown(res):
              f"(`build/extrap-venv`, numpy {res.get('extrap_numpy', '?')}, Python {res.get('extrap_python', '?')}) as a "
              "subprocess of `benchmarks/bench_extrap.py`; never a perfkit dependency. Default modeler (multi-parameter "
              "PMNF over the default single-parameter modeler), mean of the repetitions. Splits as in perfkit's table "
-             "(README, \"Held-out MAPE on the thesis splits\"): ch4 1000/500 and ch5 900/600 (`thesis_split`, seed 0), "
+             "(docs/forms.md, \"Held-out results on every dataset\"): ch4 1000/500 and ch5 900/600 (`thesis_split`, seed 0), "
              "the other frameworks' LeNet-5 files as Chapter 6 splits them (ch4_tensorflow and ch4_mxnet 1000/500, "
              "ch4_chainer and ch4_jax 333/167), lambda, lambda_screened and nvidia_dle 2/3 fit (`train_test_split_frame`, seed 0).", "",
              f"Machine: {m['cpu']}, {m['cores']} cores, {m['memory_gib']} GiB, {m['os']}, Python {m['python']} "

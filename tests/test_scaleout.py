@@ -1,6 +1,6 @@
 """Scale-out on real engines: fits on a Dask cluster, and the PyTorch worker across two torchrun "nodes".
 
-Both are what the README's multi-machine recipes run, on one machine: a
+Both are what the multi-machine recipes of docs/forms.md and docs/measuring.md run, on one machine: a
 ``dask.distributed.LocalCluster`` with two worker processes stands in for a
 scheduler with workers on other hosts, and two ``torchrun`` launches meeting at a
 c10d rendezvous on loopback stand in for two nodes of a cluster.
