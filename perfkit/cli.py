@@ -68,7 +68,9 @@ def build_parser() -> argparse.ArgumentParser:
                      help="held-out share (0-1) or row count (>= 1) for MAPE/R² (default 0.33)")
     fit.add_argument("--method", choices=["varpro", "thesis"], default="varpro", help="fitting engine")
     fit.add_argument("--coding", choices=["thesis", "reference"], default="thesis", help="categorical coding")
-    fit.add_argument("--jobs", type=int, default=1, help="parallel fits (joblib n_jobs)")
+    fit.add_argument("--jobs", type=int, default=-1,
+                     help="parallel fits and forest trees (joblib n_jobs; default -1: every core; every fit is "
+                          "seeded, so the results do not depend on it)")
     fit.add_argument("--out", default="model.json", help="where to save the fitted model (JSON)")
     fit.add_argument("--form", default="thesis", choices=["thesis", "loglinear", "hybrid", "auto"],
                      help="model form: the thesis's eq. 4.4 (default), a log-space power law with interactions, "
@@ -362,8 +364,9 @@ def _cmd_fit(args) -> None:
             cols = [c for c in s.columns if c.endswith(("_mean", "_std")) and s[c].notna().any()]
             print(f"\nmean ± std over {args.seeds} seeds:")
             print(s[["term"] + cols].to_string(index=False))
-        table = compare_models({"generic model": best, "random forest": make_baseline("rf", **roles, random_state=0)},
-                               X_tr, y_tr, X_te, y_te, prefitted={"generic model"})
+        forest = make_baseline("rf", **roles, random_state=0, n_jobs=args.jobs)
+        table = compare_models({"generic model": best, "random forest": forest}, X_tr, y_tr, X_te, y_te,
+                               prefitted={"generic model"})
         print("\nheld-out errors:")
         print(table[["MAPE", "R2", "MAE", "RMSE"]].to_string())
     if args.calibrate:
@@ -453,7 +456,8 @@ def _fit_form(args, roles, fixed, X_tr, X_te, y_tr, y_te) -> None:
         X_te, y_te = X_te[ok], y_te[ok]
     iv = model.predict_interval(X_te, 0.9)
     print(f"90 % intervals cover {100 * coverage_of(iv, y_te):.1f} % of the {len(y_te)} held-out rows")
-    models = {f"{args.form} model": model, "random forest": make_baseline("rf", **roles, random_state=0),
+    models = {f"{args.form} model": model,
+              "random forest": make_baseline("rf", **roles, random_state=0, n_jobs=args.jobs),
               "gradient boosting": make_baseline("gb", **roles, random_state=0)}
     with pd.option_context("display.width", 160, "display.float_format", "{:.4g}".format):
         table = compare_models(models, X_tr, y_tr, X_te, y_te, prefitted={f"{args.form} model"})

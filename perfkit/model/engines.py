@@ -93,6 +93,22 @@ class Problem:
         pw = np.atleast_2d(powers)
         return design(pw[:, :self.n_p], pw[:, self.n_p:], self.log_i, self.log_e, self.onehot)
 
+    def arrays(self) -> dict:
+        """The rows as the search cost and the refinement read them, made once per problem: contiguous float
+        ``L`` (log_i), ``E`` (log_e), ``y`` and ``w`` (row weights, 1 without), and for the compiled kernels
+        (:mod:`perfkit.model._kernels`) ``hot`` (each row's one-hot columns, :func:`~perfkit.model._kernels.hot_index`)
+        and ``tables`` (distinct values, :func:`~perfkit.model._kernels.distinct`)."""
+        cached = self.__dict__.get("_arrays")
+        if cached is None:
+            from . import _kernels
+
+            L, E = np.ascontiguousarray(self.log_i, float), np.ascontiguousarray(self.log_e, float)
+            cached = dict(L=L, E=E, y=np.ascontiguousarray(self.y, float),
+                          w=np.ones(len(self.y)) if self.weights is None else np.ascontiguousarray(self.weights, float),
+                          hot=_kernels.hot_index(np.asarray(self.onehot, float)), tables=_kernels.distinct(L, E))
+            self.__dict__["_arrays"] = cached
+        return cached
+
 
 @dataclass
 class EngineResult:
@@ -390,11 +406,8 @@ class SearchCost:
         self.compiled = _kernels.enabled()
         if self.compiled:
             pb = problem
-            self.hidx, self.hval = _kernels.hot_index(np.asarray(pb.onehot, float))
-            self.L = np.ascontiguousarray(pb.log_i, float)
-            self.E = np.ascontiguousarray(pb.log_e, float)
-            self.y = np.ascontiguousarray(pb.y, float)
-            self.w = np.ones(len(pb.y)) if pb.weights is None else np.ascontiguousarray(pb.weights, float)
+            a = pb.arrays()
+            (self.hidx, self.hval), self.L, self.E, self.y, self.w = a["hot"], a["L"], a["E"], a["y"], a["w"]
             self.lo, self.hi = (np.ascontiguousarray(b, float) for b in pb.lin_bounds)
             self.lam = float(pb.lam)
             self.lam_p = float(pb.lam if pb.lam_powers is None else pb.lam_powers)
@@ -507,11 +520,16 @@ SCREEN_ROWS = 5000
 def _screening_rows(problem: Problem) -> Problem:
     """``problem`` itself, or for more than :data:`SCREEN_ROWS` rows the same problem on that many evenly spaced
     rows: screening only ranks starts and moves them into their basins, which a subset does as well at a
-    fraction of the cost (on 100 000 rows the screening of four starts took three quarters of a fit)."""
+    fraction of the cost (on 100 000 rows the screening of four starts took three quarters of a fit). The subset
+    is made once per problem."""
     n = len(problem.y)
     if n <= SCREEN_ROWS:
         return problem
-    return problem.rows(np.unique(np.linspace(0, n - 1, SCREEN_ROWS).round().astype(int)))
+    subset = problem.__dict__.get("_screening_rows")
+    if subset is None:
+        subset = problem.rows(np.unique(np.linspace(0, n - 1, SCREEN_ROWS).round().astype(int)))
+        problem.__dict__["_screening_rows"] = subset
+    return subset
 
 
 def _screen(problem: Problem, starts, stages, known=()) -> list:

@@ -53,19 +53,16 @@ class Smoothed:
 
         pb = problem
         self.K, self.n_p, self.D, self.n = pb.n_linear, pb.n_p, len(pb.pow_bounds), len(pb.y)
-        self.L = np.ascontiguousarray(pb.log_i, float)
-        self.E = np.ascontiguousarray(pb.log_e, float)
+        a = pb.arrays()
+        self.L, self.E, self.y, self.w = a["L"], a["E"], a["y"], a["w"]
         self.O = np.asarray(pb.onehot, float)
-        self.y = np.ascontiguousarray(pb.y, float)
-        self.w = np.ones(self.n) if pb.weights is None else np.ascontiguousarray(pb.weights, float)
         idx, lams = _penalised(pb, self.K + self.D)
         self.lam = np.zeros(self.K + self.D)
         self.lam[idx] = lams
         self.l1 = pb.penalty == "l1" and bool(self.lam.any())
         self.compiled = _kernels.enabled()
         if self.compiled:
-            self.hidx, self.hval = _kernels.hot_index(self.O)
-            self.tables = _kernels.distinct(self.L, self.E)
+            (self.hidx, self.hval), self.tables = a["hot"], a["tables"]
         self._ft_memo = []
 
     # ----------------------------------------------------------------- pieces
