@@ -102,6 +102,22 @@ def test_a_damped_step_stays_inside_the_bounds_and_puts_crossers_on_them():
     assert _damped_step(-np.eye(2), g, z, lo, hi, np.zeros(2, bool), 0.0) is None  # not positive definite
 
 
+@needs_numba
+def test_the_compiled_damped_step_is_the_numpy_one():
+    from perfkit.model.newton import STEP_PASSES
+
+    rng = np.random.default_rng(4)
+    for _ in range(20):
+        A = rng.normal(size=(6, 6))
+        H, g = A @ A.T + 0.1 * np.eye(6), rng.normal(scale=5.0, size=6)
+        z, lo, hi = rng.uniform(0, 1, 6), np.zeros(6), np.ones(6)
+        held, mu = rng.uniform(size=6) < 0.2, float(rng.choice([0.0, 1e-3, 1.0]))
+        d, ok = _kernels.damped_step(H, g, z, lo, hi, held, mu, STEP_PASSES)
+        assert ok
+        np.testing.assert_allclose(d, _damped_step(H, g, z, lo, hi, held, mu), atol=1e-12)
+    assert not _kernels.damped_step(-np.eye(2), g[:2], z[:2], lo[:2], hi[:2], np.zeros(2, bool), 0.0, 4)[1]
+
+
 def _fit_problem(seed=0, n=300):
     """A problem with a known optimum region: t = (2·I₁^0.8 + 0.5·I₂^-1 + κ) · E^0.6 + 1, 2 % noise."""
     rng = np.random.default_rng(seed)

@@ -59,7 +59,7 @@ import numpy as np
 from sklearn.base import BaseEstimator, RegressorMixin
 from threadpoolctl import threadpool_limits
 
-from .engines import ENGINES, Problem, _engine_args, design, objective
+from .engines import ENGINES, SEARCH_DEFAULTS, Problem, _engine_args, design, objective
 from .validation import check_number, column_list, validate_frame, validate_target
 
 __all__ = ["GenericPerformanceModel", "ConstantColumnWarning", "DEFAULT_BOUNDS", "METHODS", "JSON_FORMAT",
@@ -190,7 +190,7 @@ class GenericPerformanceModel(RegressorMixin, BaseEstimator):
         popsize=None,
         tol=None,
         irls_iter=3,
-        search_rows=300,
+        search_rows=SEARCH_DEFAULTS["search_rows"],
         lam_powers=None,
         loss="absolute",
     ):

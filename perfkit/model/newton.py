@@ -206,11 +206,8 @@ STEP_PASSES = 4
 def _damped_step(H, g, z, lo, hi, held, mu):
     """The damped Newton step on the face of the box: (H_FF + μ·diag|H_FF|) d_F = −(g_F + H_FB d_B), where B
     is ``held`` (d = 0) plus, pass by pass, the free variables whose step would leave the bounds (each put on
-    the bound it crosses). None where the damped matrix is not positive definite. With the compiled kernels
-    :func:`perfkit.model._kernels.damped_step` computes the same step."""
-    if _kernels.enabled():
-        d, ok = _kernels.damped_step(H, g, z, lo, hi, held, float(mu), STEP_PASSES)
-        return d if ok else None
+    the bound it crosses). None where the damped matrix is not positive definite. (The compiled stage uses
+    :func:`perfkit.model._kernels.damped_step`, the same step.)"""
     fixed = held.copy()
     d = np.zeros_like(z)
     for _ in range(STEP_PASSES):
