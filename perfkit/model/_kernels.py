@@ -252,6 +252,19 @@ if AVAILABLE:
         return out
 
     @numba.njit(**_JIT)
+    def _row(i, x, FF, TT, hidx, hval, y, wrow, n_p, K):  # pragma: no cover - compiled
+        """Row ``i``'s model without C, m = F·(Σ a·T + Σ κ), and its weighted residual w·(y − m − C)."""
+        inner = 0.0
+        for j in range(n_p):
+            inner += x[j] * TT[i, j]
+        for h in range(hidx.shape[1]):
+            c = hidx[i, h]
+            if c >= 0:
+                inner += x[n_p + c] * hval[i, h]
+        m = FF[i] * inner
+        return m, (y[i] - m - x[K - 1]) * wrow[i]
+
+    @numba.njit(**_JIT)
     def pd_fill(x, Lg, Eg, FF, TT, hidx, hval, y, wrow, delta, n_p, K, D, u, Jw, H2, g, rs, ss):  # pragma: no cover
         """One pass over the rows of the smoothed objective: Σ s_i (returned), the gradient's sum ``g``, the
         weighted Jacobian ``Jw`` = √h_i · ∂m_i/∂x with the primal–dual row weights h_i = (1 − u_i r_i/s_i)/s_i,
@@ -268,16 +281,8 @@ if AVAILABLE:
                 H2[k, l] = 0.0
         for i in range(N):
             F = FF[i]
-            inner = 0.0
-            for j in range(n_p):
-                inner += x[j] * TT[i, j]
-            for h in range(n_h):
-                c = hidx[i, h]
-                if c >= 0:
-                    inner += x[n_p + c] * hval[i, h]
-            m = F * inner
+            m, r = _row(i, x, FF, TT, hidx, hval, y, wrow, n_p, K)
             wi = wrow[i]
-            r = (y[i] - m - x[K - 1]) * wi
             s = np.sqrt(r * r + dd)
             val += s
             rsi = r / s
@@ -424,18 +429,10 @@ if AVAILABLE:
         """S_δ(x) (:meth:`perfkit.model.newton.Smoothed.value`); ``FF``/``TT`` are filled for ``x``."""
         _ft_rows(x, tabs, n_p, K, D, FF, TT)
         N = y.shape[0]
-        n_h = hidx.shape[1]
         dd = delta * delta
         tot = 0.0
         for i in range(N):
-            inner = 0.0
-            for j in range(n_p):
-                inner += x[j] * TT[i, j]
-            for h in range(n_h):
-                c = hidx[i, h]
-                if c >= 0:
-                    inner += x[n_p + c] * hval[i, h]
-            r = (y[i] - FF[i] * inner - x[K - 1]) * wrow[i]
+            r = _row(i, x, FF, TT, hidx, hval, y, wrow, n_p, K)[1]
             tot += np.sqrt(r * r + dd)
         val = tot / N
         for k in range(K + D):
