@@ -742,9 +742,9 @@ def _refine_best(problem: Problem, starts, irls_iter, stages, n_iter, history, h
     for _ in range(hop_rounds):
         hops = _switched_on(problem, best[1], best[2])
         paths = (stages, HOP_STAGES)
-        known = [_screened(problem, best, path) for path in paths] if hops else [None]
-        finals = [f for path, k in zip(paths, known) if hops for f in _screen(problem, hops, path, [k])] \
-            + _switched_off(problem, best[1], best[2], stages, known[0])
+        known = [_screened(problem, best, path) for path in paths] if hops else []
+        finals = [f for path, k in zip(paths, known) for f in _screen(problem, hops, path, [k])] \
+            + _switched_off(problem, best[1], best[2], stages, known[0] if known else None)
         if not finals:
             break
         n_hops += len(finals)  # starts refined with one term switched on, fits with one off
