@@ -207,6 +207,13 @@ MODULES = {"ch3": ch3, "ch4": ch4, "ch5": ch5}
 ALL = [(ch, c) for ch, mod in MODULES.items() for c in mod.CLAIMS]
 
 
+def Q(chapter: str, values: dict):
+    """The chapter's typed claim quantities (``ChNQuantities``) holding ``values``; a plain dict for a chapter
+    whose claims read a mapping."""
+    cls = getattr(MODULES[chapter], f"{chapter.capitalize()}Quantities", None)
+    return cls(**values) if cls is not None else values
+
+
 def test_every_claim_has_cases_and_unique_keys():
     keys = [(ch, c.key) for ch, c in ALL]
     assert len(keys) == len(set(keys))
@@ -216,13 +223,13 @@ def test_every_claim_has_cases_and_unique_keys():
 @pytest.mark.parametrize("chapter,claim", ALL, ids=[f"{ch}:{c.key}" for ch, c in ALL])
 def test_claim_rule_holds_fails_is_inconclusive_and_cannot_be_tested(chapter, claim):
     good, bad, unsure = CASES[(chapter, claim.key)]
-    rows = [claim.judge(q) for q in (good, bad, unsure)]
+    rows = [claim.judge(Q(chapter, q)) for q in (good, bad, unsure)]
     assert [r["verdict"] for r in rows] == ["holds", "does not hold", "inconclusive"], [r["interval"] for r in rows]
     for r in rows:
         assert r["evidence"] and r["interval"] and np.isfinite(r["estimate"])
     assert rows[0]["agree"] > 0.9 or np.isnan(rows[0]["agree"])  # exact quantities have no resamples
     assert rows[1]["agree"] < 0.1 or np.isnan(rows[1]["agree"])
-    row = claim.judge({})
+    row = claim.judge(Q(chapter, {}))
     assert row["verdict"] == "cannot be tested here" and row["evidence"] and row["interval"] == ""
     assert claim.claim and claim.thesis and claim.side in ("<", ">", "in")
 
@@ -236,14 +243,14 @@ def test_published_claims_name_the_thesis_tables_as_their_data():
 
 
 def test_ledger_table_columns_and_filled_rule():
-    led = judge_all("4", "x.csv", ch4.CLAIMS[:1], CASES[("ch4", "l2_beats_l1")][0])
+    led = judge_all("4", "x.csv", ch4.CLAIMS[:1], Q("ch4", CASES[("ch4", "l2_beats_l1")][0]))
     assert list(led.columns) == COLUMNS == ["chapter", "key", "claim", "thesis", "verdict", "estimate", "interval",
                                             "agree", "evidence", "rule", "resampling", "data"]
     assert led["rule"].iloc[0].endswith("both at lambda 0.001 / 0.001")
     assert led["verdict"].iloc[0] == "holds" and led["interval"].iloc[0].startswith("[")
     assert led["data"].iloc[0] == "x.csv" and "held-out rows" in led["resampling"].iloc[0]
     pub = judge_all("4", "x.csv", [c for c in ch4.CLAIMS if c.key == "published_a_bounds"],
-                    CASES[("ch4", "published_a_bounds")][1])
+                    Q("ch4", CASES[("ch4", "published_a_bounds")][1]))
     assert pub["data"].iloc[0].startswith("thesis Tables 4.2, 4.3")
 
 
@@ -260,18 +267,20 @@ def test_ranking_of_frameworks_the_thesis_does_not_name_cannot_be_tested():
     row = claim.judge(q)
     assert row["verdict"] == "cannot be tested here" and "PyTorch" in row["evidence"]
     claim4 = next(c for c in ch4.CLAIMS if c.key == "framework_ranking")
-    assert claim4.judge({"framework_q": {"pytorch": ev(-1, -1.1, -0.9)}})["verdict"] == "cannot be tested here"
+    assert claim4.judge(Q("ch4", {"framework_q": {"pytorch": ev(-1, -1.1, -0.9)}}))["verdict"] == \
+        "cannot be tested here"
 
 
 def test_two_seeds_give_no_seed_interval():
     claim = next(c for c in ch4.CLAIMS if c.key == "q_workers")
-    assert claim.judge({"seed_params": {"DE": seeds(n=2, q_workers=(-1.0, 0.01))}})["verdict"] == "cannot be tested here"
+    q = Q("ch4", {"seed_params": {"DE": seeds(n=2, q_workers=(-1.0, 0.01))}})
+    assert claim.judge(q)["verdict"] == "cannot be tested here"
 
 
 def test_verdicts_are_deterministic():
     claim = next(c for c in ch4.CLAIMS if c.key == "l2_beats_l1")
     q = CASES[("ch4", "l2_beats_l1")][2]
-    assert claim.judge(q) == claim.judge(q)
+    assert claim.judge(Q("ch4", q)) == claim.judge(Q("ch4", q))
 
 
 def test_a_quantity_on_its_threshold_is_inconclusive_whatever_its_last_bits():
@@ -302,12 +311,12 @@ def test_seed_spreads_below_the_resolution_are_the_resolution_whatever_the_noise
     one, two = (base + 1e-7 * g.standard_normal(base.shape) * (base != 0)
                 for g in (rng, np.random.default_rng(1)))
     floor = 1e-4 * np.maximum(np.abs(base[0]), 1.0)
-    np.testing.assert_allclose(ch4._sd(one, 0), floor, rtol=1e-6)  # the mean's last digits move the floor's
-    np.testing.assert_allclose(ch4._sd(one, 0), ch4._sd(two, 0), rtol=1e-6)
-    np.testing.assert_allclose(ch4._cv(one, 0), ch4._cv(two, 0), rtol=1e-6)
-    assert ch4._cv(one, 0)[-1] == 0.0  # a term switched off in every seed has no spread at all
+    np.testing.assert_allclose(ch4.claims._sd(one, 0), floor, rtol=1e-6)  # the mean's last digits move the floor's
+    np.testing.assert_allclose(ch4.claims._sd(one, 0), ch4.claims._sd(two, 0), rtol=1e-6)
+    np.testing.assert_allclose(ch4.claims._cv(one, 0), ch4.claims._cv(two, 0), rtol=1e-6)
+    assert ch4.claims._cv(one, 0)[-1] == 0.0  # a term switched off in every seed has no spread at all
     spread = base + np.linspace(-0.05, 0.05, 10)[:, None]
-    np.testing.assert_allclose(ch4._sd(spread, 0)[:3], spread[:, :3].std(axis=0, ddof=1))
+    np.testing.assert_allclose(ch4.claims._sd(spread, 0)[:3], spread[:, :3].std(axis=0, ddof=1))
 
 
 def _runs(frameworks: dict, iterations=40, seed=0):
@@ -353,22 +362,23 @@ def test_framework_quantities_on_constructed_runs():
 def test_framework_claims_need_the_frameworks_they_name():
     """A framework claim on frameworks the thesis does not name (or on one framework) is not a verdict."""
     most = next(c for c in ch4.CLAIMS if c.key == "fw_mxnet_most_accurate")
-    assert most.judge({"framework_mape": {"PyTorch": ev(10, 9, 11), "JAX": ev(5, 4, 6)}})["verdict"] == \
+    assert most.judge(Q("ch4", {"framework_mape": {"PyTorch": ev(10, 9, 11), "JAX": ev(5, 4, 6)}}))["verdict"] == \
         "cannot be tested here"
     adam = next(c for c in ch4.CLAIMS if c.key == "fw_adam_direction")
-    assert adam.judge({"framework_effects": {"PyTorch": effects(optimizer__sgd=-0.07),
-                                             "JAX": effects(optimizer__sgd=0.05)}})["verdict"] == "cannot be tested here"
+    assert adam.judge(Q("ch4", {"framework_effects": {"PyTorch": effects(optimizer__sgd=-0.07),
+                                                      "JAX": effects(optimizer__sgd=0.05)}}))["verdict"] == \
+        "cannot be tested here"
     # JAX and Chainer are measured but not part of the thesis's claims: they do not change the verdict
     with_jax = {"PyTorch": effects(optimizer__sgd=-0.07), "MXNet": effects(optimizer__sgd=0.05),
                 "JAX": effects(optimizer__sgd=-0.5)}
-    assert adam.judge({"framework_effects": with_jax})["verdict"] == "holds"
+    assert adam.judge(Q("ch4", {"framework_effects": with_jax}))["verdict"] == "holds"
 
 
 def test_claims_by_framework_lays_each_frameworks_verdicts_side_by_side():
     measured = [c for c in ch4.CLAIMS if c.key in ("l2_beats_l1", "svr_worst")]
     good, bad = CASES[("ch4", "l2_beats_l1")][0], CASES[("ch4", "l2_beats_l1")][1]
-    led = pd.concat([judge_all("4", "a.csv", measured[:1], good),
-                     judge_all("4", "b.csv", measured[:1], bad).assign(key="l2_beats_l1.mxnet")])
+    led = pd.concat([judge_all("4", "a.csv", measured[:1], Q("ch4", good)),
+                     judge_all("4", "b.csv", measured[:1], Q("ch4", bad)).assign(key="l2_beats_l1.mxnet")])
     view = ch4.claims_by_framework(led, ["pytorch-cpu", "mxnet-cpu"])
     row = view.loc["L2 beats L1 on MAPE, MSE and RMSE"]
     assert row["pytorch-cpu"].startswith("holds") and row["mxnet-cpu"].startswith("does not hold")
@@ -378,8 +388,8 @@ def test_spreads_below_the_fits_resolution_are_not_compared():
     """Converged fits: every seed reaches the same powers to 1e-11, p near 3 and q near 0.4. A floor per power
     (1e-4 × max(|mean|, 1)) would make p "3 times as variable" as q; one floor for all powers makes it a tie."""
     same = seeds(p_x=(3.0, 1e-11), p_y=(2.5, 1e-11), q_workers=(0.4, 1e-11), q_batch_size=(-0.39, 1e-11))
-    ev = ch4._intrinsic_vary({"seed_params": {"DE": same}})
+    ev = ch4.claims._intrinsic_vary(ch4.Ch4Quantities(seed_params={"DE": same}))
     assert ev.estimate == pytest.approx(1.0)
     row = judge_all("4", "x.csv", [c for c in ch4.CLAIMS if c.key == "intrinsic_vary"],
-                    {"seed_params": {"DE": same}}).iloc[0]
+                    ch4.Ch4Quantities(seed_params={"DE": same})).iloc[0]
     assert row["verdict"] == "inconclusive" and "the fits' resolution" in row["evidence"]

@@ -241,18 +241,27 @@ def test_an_unwritable_cache_folder_loses_nothing(data, tmp_path, monkeypatch):
 
 def test_reproduce_sets_the_cache_folder_unless_the_user_did(tmp_path, monkeypatch):
     monkeypatch.delenv(fitcache.ENV_VAR, raising=False)
-    with notebooks._fit_cache(tmp_path):
+    with notebooks._caches(tmp_path):
         assert os.environ[fitcache.ENV_VAR] == str(tmp_path / "cache" / "fits")
     assert fitcache.ENV_VAR not in os.environ
     with pytest.raises(RuntimeError):
-        with notebooks._fit_cache(tmp_path):
+        with notebooks._caches(tmp_path):
             raise RuntimeError("a notebook failed")
     assert fitcache.ENV_VAR not in os.environ
     monkeypatch.setenv(fitcache.ENV_VAR, "0")
-    with notebooks._fit_cache(tmp_path):
+    with notebooks._caches(tmp_path):
         assert os.environ[fitcache.ENV_VAR] == "0"
         assert fitcache.cache_dir() is None
     assert os.environ[fitcache.ENV_VAR] == "0"
+
+
+def test_reproduce_keeps_chapter_results_in_the_build_folder(tmp_path, monkeypatch):
+    from perfkit.chapters import cache as results_cache
+
+    monkeypatch.delenv(results_cache.ENV_VAR, raising=False)
+    with notebooks._caches(tmp_path):
+        assert results_cache.cache_folder() == tmp_path / "cache" / "results"
+    assert results_cache.ENV_VAR not in os.environ
 
 
 def test_concurrent_writers_of_one_key_leave_a_whole_file(data, cache):

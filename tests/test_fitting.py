@@ -67,7 +67,7 @@ def test_summary_writes_spreads_below_the_refinements_resolution_as_zero():
 
 
 def test_ledger_and_summary_share_one_resolution_rule():
-    from perfkit.chapters.ch4 import _seed_std
+    from perfkit.chapters.ch4 import seed_std as _seed_std
     from perfkit.model.fitting import resolved_std, spread_resolution
 
     assert spread_resolution(0.2) == spread_resolution(-1.0) == pytest.approx(1e-4)

@@ -12,7 +12,7 @@ import importlib
 from typing import TYPE_CHECKING
 
 from .._lazy import attach
-from .result import ChapterResult, ParameterError, make_params
+from .result import ChapterResult, ParameterError, findings, make_params
 
 if TYPE_CHECKING:  # real imports for readers and linters; at run time the chapter modules load on first use
     from . import ch3, ch4, ch5, ch6
@@ -34,12 +34,6 @@ def chapter_module(chapter: str):
     if chapter not in CHAPTERS:
         raise ValueError(f"chapter: unknown {chapter!r}; known chapters: {', '.join(CHAPTERS)}")
     return importlib.import_module(f".{CHAPTERS[chapter][0]}", __name__)
-
-
-def findings(results) -> str:
-    """Markdown of the ``summary`` reading of each :class:`ChapterResult` in ``results``."""
-    titles = {"ch3": "Chapter 3", "ch4": "Chapter 4", "ch5": "Chapter 5", "ch6": "Chapter 6 (beyond the thesis)"}
-    return "\n\n".join(f"**{titles.get(r.chapter, r.chapter)}.** {r.readings['summary']}" for r in results) + "\n"
 
 
 __getattr__, __dir__ = attach(__name__, globals(), {}, tuple(CHAPTERS))

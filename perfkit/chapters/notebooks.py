@@ -144,24 +144,27 @@ def run_notebook(
     return output
 
 
+#: the caches a reproduction keeps in its build folder: environment variable → sub-folder of ``<build_dir>/cache``
+CACHES = {"PERFKIT_FIT_CACHE": "fits", "PERFKIT_RESULTS_CACHE": "results"}
+
+
 @contextmanager
-def _fit_cache(build_dir: Path):
-    """``PERFKIT_FIT_CACHE`` = ``<build_dir>/cache/fits`` while the block runs, so that the notebook kernels
-    (which inherit the environment) make each fit once per build folder and read it back afterwards
-    (:mod:`perfkit.model.fitcache`). A value the user set is kept (empty or ``0``: the cache is off); the
-    environment is restored afterwards."""
+def _caches(build_dir: Path):
+    """``PERFKIT_FIT_CACHE`` = ``<build_dir>/cache/fits`` and ``PERFKIT_RESULTS_CACHE`` = ``<build_dir>/cache/results``
+    while the block runs, so that the notebook kernels (which inherit the environment) make each fit once per
+    build folder (:mod:`perfkit.model.fitcache`) and present a chapter's stored results when its parameters,
+    data and code are unchanged (:mod:`perfkit.chapters.cache`). A value the user set is kept (empty or ``0``:
+    that cache is off); the environment is restored afterwards."""
     import os
 
-    from ..model.fitcache import ENV_VAR
-
-    if ENV_VAR in os.environ:
-        yield
-        return
-    os.environ[ENV_VAR] = str(Path(build_dir) / "cache" / "fits")
+    set_here = [var for var in CACHES if var not in os.environ]
+    for var in set_here:
+        os.environ[var] = str(Path(build_dir) / "cache" / CACHES[var])
     try:
         yield
     finally:
-        os.environ.pop(ENV_VAR, None)
+        for var in set_here:
+            os.environ.pop(var, None)
 
 
 def reproduce(
@@ -171,6 +174,7 @@ def reproduce(
     figures_dir: str | None = None,
     progress: bool = True,
     parameters: dict | None = None,
+    cache: bool = True,
 ) -> list[Path]:
     """Run the chapter notebooks in order, after writing ``<build_dir>/run_environment.json``
     (:func:`write_run_environment`); each chapter's duration goes to ``<build_dir>/run_times.json``.
@@ -195,6 +199,9 @@ def reproduce(
         More values for the notebooks' ``parameters`` cells (e.g. ``{"n_fit": 900}``); every name
         must be a parameter of every chapter run. The notebooks check the values in their first
         cell after the parameters.
+    cache : bool, default True
+        Present a chapter's results from the results cache (``<build_dir>/cache/results``) when its
+        parameters, data and code are unchanged; False recomputes them (and replaces the stored ones).
 
     Raises
     ------
@@ -214,16 +221,19 @@ def reproduce(
         if unknown:
             raise ValueError(f"parameters: {unknown[0]!r} is not a parameter of the {chapter} notebook "
                              f"({CHAPTERS[chapter][1]}; parameters: {', '.join(known)})")
-    write_run_environment(build_dir, chapters=chapters, quick=quick, figures_dir=figures_dir, parameters=parameters)
+    write_run_environment(build_dir, chapters=chapters, quick=quick, figures_dir=figures_dir, parameters=parameters,
+                          cache=cache)
     outputs = []
     for chapter, nb in zip(chapters, paths):
         params: dict = {"quick": quick}
+        if not cache:
+            params["cache"] = False
         if figures_dir:
             params["figures_dir"] = figures_dir
         params.update(parameters)
         start = time.perf_counter()
         print(f"[perfkit] {chapter}: executing {nb.name} (quick={quick})", flush=True)
-        with (_fit_cache(build_dir),  # each fit once per build folder (perfkit.model.fitcache)
+        with (_caches(build_dir),  # each fit, and each chapter's results, once per build folder
               chapter_progress(chapter, build_dir, run_key(quick, parameters), enabled=progress) as status):
             # on a terminal the status line replaces papermill's cell counter (both would rewrite one line)
             outputs.append(run_notebook(nb, build_dir=build_dir, parameters=params,

@@ -15,7 +15,7 @@ from numbers import Integral, Real
 from pathlib import Path
 from typing import Any, Callable
 
-__all__ = ["ChapterResult", "ParameterError", "ParamsBase", "Check", "make_params", "at_least", "one_of",
+__all__ = ["ChapterResult", "findings", "ParameterError", "ParamsBase", "Check", "make_params", "at_least", "one_of",
            "number_at_least", "grid", "existing_file", "existing_files", "output_folder", "show_path", "checked_params"]
 
 
@@ -231,6 +231,11 @@ class ChapterResult:
         A short Markdown paragraph per section that reads its result.
     notes : list of str
         Messages about the data (a split scaled down in quick mode, a section skipped).
+    results : Results or None
+        The chapter's computed results (:mod:`perfkit.chapters.store`) everything above is drawn from: a
+        restyled figure is one call of the chapter's figure function on them.
+    cache_info : CacheInfo or None
+        Whether the results were read from the results cache (:mod:`perfkit.chapters.cache`), and where.
     """
 
     chapter: str
@@ -242,6 +247,13 @@ class ChapterResult:
     numbers: dict = field(default_factory=dict)
     readings: dict = field(default_factory=dict)
     notes: list = field(default_factory=list)
+    results: Any = None
+    cache_info: Any = None
+
+    @property
+    def from_cache(self) -> bool:
+        """Whether the results were read from the results cache instead of computed."""
+        return bool(self.cache_info is not None and self.cache_info.hit)
 
     @property
     def claims(self):
@@ -283,7 +295,6 @@ class ChapterResult:
         else ``figures/``); returns a one-line summary."""
         from ..report.output import savefig, savetable, savetext
         from ..schema import figures_dir as default_dir
-        from . import findings
 
         out = figures_dir or getattr(self.params, "figures_dir", "") or None
         for name, table in self.tables.items():
@@ -305,3 +316,13 @@ class ChapterResult:
 
     def __repr__(self) -> str:
         return f"<ChapterResult {self.chapter}: {len(self.tables)} tables, {len(self.figures)} figures>"
+
+
+#: the heading of each chapter's findings paragraph
+FINDINGS_TITLES = {"ch3": "Chapter 3", "ch4": "Chapter 4", "ch5": "Chapter 5", "ch6": "Chapter 6 (beyond the thesis)"}
+
+
+def findings(results) -> str:
+    """Markdown of the ``summary`` reading of each :class:`ChapterResult` in ``results``."""
+    return "\n\n".join(f"**{FINDINGS_TITLES.get(r.chapter, r.chapter)}.** {r.readings['summary']}"
+                       for r in results) + "\n"

@@ -39,12 +39,18 @@ import numpy as np
 
 from .uncertainty import Evidence, agreement, fmt_interval, verdict as _verdict
 
-__all__ = ["Claim", "Evidence", "VERDICTS", "COLUMNS", "judge_all", "fmt", "worst"]
+__all__ = ["Claim", "Evidence", "NotComputable", "VERDICTS", "COLUMNS", "judge_all", "fmt", "worst"]
 
 VERDICTS = ("holds", "does not hold", "inconclusive", "cannot be tested here")
 #: columns of a ledger table
 COLUMNS = ["chapter", "key", "claim", "thesis", "verdict", "estimate", "interval", "agree", "evidence", "rule",
            "resampling", "data"]
+
+
+class NotComputable(ValueError):
+    """Raised by a claim's evidence function when its numbers do not exist on this data (a level not measured,
+    too few seeds); the ledger then says the quantity cannot be computed. Any other exception is a bug and
+    propagates."""
 
 
 def fmt(x, digits: int = 3) -> str:
@@ -113,7 +119,7 @@ class Claim:
     missing: str = ""
     data: str = ""
 
-    def evaluate(self, quantities: Mapping) -> Evidence | None:
+    def evaluate(self, quantities) -> Evidence | None:
         """The :class:`Evidence` of this claim on ``quantities``, or None when it cannot be computed."""
         if any(quantities.get(n) is None for n in self.needs):
             return None
@@ -129,7 +135,11 @@ class Claim:
         else:
             try:
                 text = self.evidence(quantities)
-            except (AttributeError, KeyError, IndexError, TypeError, ValueError):  # a part the rule could not compute
+            except Exception as exc:
+                # where the quantity itself could not be computed, its evidence may fail the same way; where the
+                # quantity exists, only NotComputable is expected, and anything else is a bug that propagates
+                if ev is not None and not isinstance(exc, NotComputable):
+                    raise
                 text = ""
             text = text or self.missing or "the quantity cannot be computed on this data"
         if ev is None:
@@ -138,9 +148,11 @@ class Claim:
             verdict = _verdict(ev.lo, ev.hi, self.side, self.threshold)
             estimate, agree, source = ev.estimate, agreement(ev.samples, self.side, self.threshold), ev.source
             interval = "exact" if ev.samples is None and ev.lo == ev.hi else fmt_interval(ev.lo, ev.hi)
+        values = {k: v for k, v in (quantities.items() if isinstance(quantities, Mapping) else
+                                    quantities.fields().items()) if v is not None}
         try:
-            rule = self.rule.format(**quantities)
-        except (KeyError, IndexError, ValueError, AttributeError):
+            rule = self.rule.format(**values)
+        except KeyError:  # a template field the chapter does not compute on this data
             rule = self.rule
         return {"key": self.key, "claim": self.claim, "thesis": self.thesis, "verdict": verdict, "estimate": estimate,
                 "interval": interval, "agree": agree, "evidence": text, "rule": rule, "resampling": source}

@@ -1,0 +1,121 @@
+"""The package's shape: no import cycle, no module over 600 lines, no function over 60 lines of code, and no
+module reaching into another's private (underscore) names."""
+import ast
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1] / "perfkit"
+MAX_MODULE_LINES = 600
+MAX_FUNCTION_LINES = 60
+
+
+def _modules() -> dict:
+    out = {}
+    for path in sorted(ROOT.rglob("*.py")):
+        rel = path.relative_to(ROOT.parent).with_suffix("")
+        parts = rel.parts[:-1] if rel.name == "__init__" else rel.parts
+        out[".".join(parts)] = path
+    return out
+
+
+MODULES = _modules()
+
+
+def _imports(name: str, path: Path):
+    """``(module imported, names imported)`` for every ``import`` and ``from … import`` of perfkit modules."""
+    package = name if path.name == "__init__.py" else name.rsplit(".", 1)[0]
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                up = package.split(".")[: len(package.split(".")) - (node.level - 1)]
+                base = ".".join(up + ([node.module] if node.module else []))
+            for alias in node.names:
+                sub = f"{base}.{alias.name}"
+                yield (sub, None) if sub in MODULES else (base, alias.name)
+        elif isinstance(node, ast.Import):
+            for alias in node.names:
+                yield alias.name, None
+
+
+def _graph() -> dict:
+    return {name: {target for target, _ in _imports(name, path) if target in MODULES and target != name}
+            for name, path in MODULES.items()}
+
+
+def _cycles(graph: dict) -> list:
+    index, low, stack, on, out, counter = {}, {}, [], set(), [], [0]
+
+    def visit(v):
+        index[v] = low[v] = counter[0]
+        counter[0] += 1
+        stack.append(v)
+        on.add(v)
+        for w in graph[v]:
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = []
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                comp.append(w)
+                if w == v:
+                    break
+            if len(comp) > 1:
+                out.append(sorted(comp))
+
+    for v in graph:
+        if v not in index:
+            visit(v)
+    return out
+
+
+def test_no_import_cycle():
+    assert _cycles(_graph()) == []
+
+
+def test_the_cycle_finder_finds_cycles():
+    assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+
+
+@pytest.mark.parametrize("name", list(MODULES))
+def test_module_size(name):
+    assert len(MODULES[name].read_text().splitlines()) <= MAX_MODULE_LINES
+
+
+def _code_lines(lines, node) -> int:
+    docstrings = set()
+    for n in ast.walk(node):
+        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and n.body:
+            first = n.body[0]
+            if isinstance(first, ast.Expr) and isinstance(getattr(first, "value", None), ast.Constant) \
+                    and isinstance(first.value.value, str):
+                docstrings |= set(range(first.lineno, first.end_lineno + 1))
+    return sum(1 for i in range(node.lineno, node.end_lineno + 1)
+               if i not in docstrings and lines[i - 1].strip() and not lines[i - 1].strip().startswith("#"))
+
+
+def test_function_size():
+    long = []
+    for name, path in MODULES.items():
+        text = path.read_text()
+        lines = text.splitlines()
+        for node in ast.walk(ast.parse(text)):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                n = _code_lines(lines, node)
+                if n > MAX_FUNCTION_LINES:
+                    long.append(f"{name}.{node.name}: {n} lines of code")
+    assert long == []
+
+
+def test_no_private_names_imported_across_modules():
+    reach = [f"{name} imports {target}.{item}" for name, path in MODULES.items()
+             for target, item in _imports(name, path)
+             if item and item.startswith("_") and not item.startswith("__") and target.startswith("perfkit")
+             and target != name]
+    assert reach == []
