@@ -32,6 +32,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ._lazy import attach
+from ._version import __version__
 
 from . import schema
 from .schema import data_dir, figures_dir, repo_root
@@ -56,8 +57,6 @@ if TYPE_CHECKING:  # the real imports, for readers and linters; at run time each
     from .model.lif import fit_lif_regression, lif_from_worker_times
     from .model.metrics import mae, mape, mse, r2, regression_report, rmse
     from .report.output import savefig, savetable, use_style
-
-__version__ = "0.1.0"
 
 #: public name → the module that defines it
 _EXPORTS = {

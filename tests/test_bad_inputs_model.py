@@ -430,12 +430,12 @@ def test_cli_predict_bad_input_one_line_error(capsys, files, model_file, make, m
 
 
 def test_cli_os_error_is_one_line(capsys, monkeypatch, files, model_file):
-    from perfkit import cli
+    from perfkit.cli import predict
 
-    def denied(args):
+    def denied(args, argv=None):
         raise PermissionError(13, "Permission denied", "/somewhere/preds.csv")
 
-    monkeypatch.setattr(cli, "_cmd_predict", denied)
+    monkeypatch.setattr(predict, "run", denied)
     r = _run(capsys, "predict", model_file, files / "configs.csv")
     assert r.code == 2 and r.err == "perfkit: error: /somewhere/preds.csv: Permission denied\n"
 

@@ -47,7 +47,7 @@ from pathlib import Path
 from ..schema import steps_log_path
 from .._checks import check_int, check_number
 from .._io import append_bytes
-from .plans import DESCRIPTIONS, _count_ok, make_plan, default_out
+from .plans import DESCRIPTIONS, make_plan, default_out
 from .provenance import command_line, machine_info, numeric_environment, provenance_path, utc_now, write_json_atomic
 from .samplelog import SampleLog, parse_records
 from .workers import WorkerError, WorkerGroup
@@ -149,20 +149,20 @@ def collect(kind: str, out=None, framework: str = "pytorch", threads: int = 1, d
     return out
 
 
-def _run(plan, log, out, kind, framework, threads, device, python, data_root, timeout, progress, argv) -> None:
-    from tqdm.auto import tqdm
-
-    ppath = provenance_path(out)
+def _start_session(plan, log, out, kind, framework, threads, device, python, data_root, argv):
+    """``(provenance, this session's record)``: the provenance beside ``out`` (checked against this run's
+    settings when resuming, else started) with a new session appended."""
     ident = _identity(plan, framework, device, int(threads), data_root)
-    prov = _read_provenance(ppath) if log.done else None
+    prov = _read_provenance(provenance_path(out)) if log.done else None
     if prov is not None:
         key, have, want = _first_difference(prov.get("identity", {}), ident)
         if key is not None:
             raise ValueError(f"{key}: {out} was collected with {have!r}; this run asks for {want!r}. "
                              "Re-run with the same settings to resume, or choose another --out")
     else:
-        prov = {"dataset": out.name, "kind": kind, "description": DESCRIPTIONS[kind], "identity": ident, "columns": plan.columns, "machine": {**machine_info(), "numeric": numeric_environment()}, "adapters": {},
-                "sampler": plan.sampler.to_dict() if plan.sampler else None, "sessions": []}
+        prov = {"dataset": out.name, "kind": kind, "description": DESCRIPTIONS[kind], "identity": ident,
+                "columns": plan.columns, "machine": {**machine_info(), "numeric": numeric_environment()},
+                "adapters": {}, "sampler": plan.sampler.to_dict() if plan.sampler else None, "sessions": []}
         if log.done:
             prov["note"] = (f"provenance started on resuming: {len(log.done)} samples were already in the file "
                             "without one (their rows match this plan)")
@@ -173,47 +173,67 @@ def _run(plan, log, out, kind, framework, threads, device, python, data_root, ti
     if log.repairs:
         session["repairs"] = list(log.repairs)
     prov["sessions"].append(session)
+    return prov, session
+
+
+def _progress_bar(plan, log: SampleLog, kind, n_todo: int, progress: bool):
+    """A tqdm bar over the samples (for ``epoch``: over the successful checks), started at those already done."""
+    from tqdm.auto import tqdm
+
+    if plan.target is None:
+        total, initial = len(plan.items), len(plan.items) - n_todo
+    else:  # epoch checks (one row each): progress counts the successful ones
+        n_ok = sum(row.get("status") == "ok" for row in log.rows.values())
+        total, initial = plan.target, min(plan.target, n_ok)
+    return tqdm(total=total, initial=initial, desc=f"collect {kind}", unit="sample", disable=not progress,
+                dynamic_ncols=True, smoothing=0.05)
+
+
+def _measure(plan, item, groups: dict, prov: dict, framework, threads, device, python, data_root, timeout):
+    """``(CSV rows, worker reply)`` of one sample; starts its worker group on first use and drops a group that fails."""
+    sid, g, cfg = item
+    if g not in groups:
+        grp = WorkerGroup(framework, g, threads, device, python, data_root, timeout)
+        try:
+            hello = grp.start()
+        except WorkerError as exc:
+            raise ValueError(f"{g} {framework} worker(s) did not start "
+                             f"({' '.join(grp.cmd)}): {exc}") from None
+        groups[g] = grp
+        prov["adapters"][str(g)] = {k: v for k, v in hello.items() if k not in ("op", "ranks")}
+    base = {"framework": framework, "device": device, "threads": int(threads), "mode": cfg.get("mode"),
+            "loadavg": round(os.getloadavg()[0], 2), "started_utc": utc_now()}
+    t0 = time.monotonic()
+    try:
+        reply = groups[g].request({"op": "run", "id": sid, "task": plan.task, "config": cfg})
+    except WorkerError as exc:
+        reply = {"ok": False, "error": f"WorkerError: {exc}"}
+        groups.pop(g, None)
+    base["duration_s"] = round(time.monotonic() - t0, 3)
+    return plan.to_rows(item, reply, base), reply
+
+
+def _run(plan, log, out, kind, framework, threads, device, python, data_root, timeout, progress, argv) -> None:
+    """Measure every sample of ``plan`` not yet in ``log``; the provenance session is closed however the run ends."""
+    ppath = provenance_path(out)
+    prov, session = _start_session(plan, log, out, kind, framework, threads, device, python, data_root, argv)
     write_json_atomic(ppath, prov)
     raw_path = steps_log_path(out)
     todo = [it for it in plan.items if it[0] not in log.done]
     groups: dict[int, WorkerGroup] = {}
     failures, first_error = 0, None
-    if plan.target is None:
-        total, initial = len(plan.items), len(plan.items) - len(todo)
-    else:  # epoch checks: progress counts successful checks
-        total, initial = plan.target, min(plan.target, _count_ok(out))
-    bar = tqdm(total=total, initial=initial, desc=f"collect {kind}", unit="sample", disable=not progress,
-               dynamic_ncols=True, smoothing=0.05)
+    bar = _progress_bar(plan, log, kind, len(todo), progress)
     try:
         for n, item in enumerate(todo):
             if plan.target is not None and plan.enough(out):
                 break
-            sid, g, cfg = item
-            if g not in groups:
-                grp = WorkerGroup(framework, g, threads, device, python, data_root, timeout)
-                try:
-                    hello = grp.start()
-                except WorkerError as exc:
-                    raise ValueError(f"{g} {framework} worker(s) did not start "
-                                     f"({' '.join(grp.cmd)}): {exc}") from None
-                groups[g] = grp
-                prov["adapters"][str(g)] = {k: v for k, v in hello.items() if k not in ("op", "ranks")}
-            base = {"framework": framework, "device": device, "threads": int(threads), "mode": cfg.get("mode"),
-                    "loadavg": round(os.getloadavg()[0], 2), "started_utc": utc_now()}
-            t0 = time.monotonic()
-            try:
-                reply = groups[g].request({"op": "run", "id": sid, "task": plan.task, "config": cfg})
-            except WorkerError as exc:
-                reply = {"ok": False, "error": f"WorkerError: {exc}"}
-                groups.pop(g, None)
-            base["duration_s"] = round(time.monotonic() - t0, 3)
-            rows = plan.to_rows(item, reply, base)
+            rows, reply = _measure(plan, item, groups, prov, framework, threads, device, python, data_root, timeout)
             failed = rows[0]["status"] == "error"
             failures += failed
             first_error = first_error or (rows[0]["error"] if failed else None)
             if plan.task != "phases" and reply.get("ok"):
-                _append_raw(raw_path, sid, reply)
-            log.append(sid, rows)
+                _append_raw(raw_path, item[0], reply)
+            log.append(item[0], rows)
             if plan.target is None or rows[0]["status"] == "ok":
                 bar.update(1)
             bar.set_postfix(failed=failures, refresh=False)

@@ -1,0 +1,75 @@
+"""``perfkit fit data.csv --target COL ...``: fit a model form to a user's CSV, compare it, save it as JSON.
+
+The names ``--method``, ``--form`` and ``--intervals`` accept come from the
+model's registries (:data:`perfkit.model.generic.METHODS`,
+:data:`perfkit.model.search.FORMS`, :data:`perfkit.model.intervals.METHODS`).
+"""
+from __future__ import annotations
+
+from .fit_checks import AUTO, DEFAULT_CODING, DEFAULT_FORM, DEFAULT_INTERVALS, DEFAULT_METHOD, DEFAULT_PENALTY
+
+#: the subcommand's line in ``perfkit --help``
+HELP = "fit the generic performance model to your own measurements (CSV)"
+
+
+def add_arguments(parser) -> None:
+    """The options of ``perfkit fit`` (built only when ``perfkit fit`` runs or every command's help is asked for)."""
+    # the registries live beside the model (scikit-learn, scipy): imported here, not when the package is
+    from ..model.generic import METHODS as ENGINE_NAMES
+    from ..model.intervals import METHODS as INTERVAL_METHODS
+    from ..model.search import FORMS
+
+    parser.add_argument("csv", help="measurements, one row per configuration")
+    parser.add_argument("--target", required=True, help="column with the measured time")
+    parser.add_argument("--numeric", default="", help="numeric intrinsic columns, comma-separated")
+    parser.add_argument("--categorical", default="", help="categorical intrinsic columns, comma-separated")
+    parser.add_argument("--extrinsic", default="",
+                        help="extrinsic scaling columns (workers, batch size), comma-separated")
+    parser.add_argument("--penalty", choices=[DEFAULT_PENALTY, "l1", "l2"], default=DEFAULT_PENALTY,
+                        help="regularisation (default none)")
+    parser.add_argument("--lam", type=float, default=0.0, help="regularisation strength λ")
+    parser.add_argument("--seeds", type=int, default=10, help="fits with seeds 0..N-1; the best objective is kept")
+    parser.add_argument("--test-size", type=float, default=0.33,
+                        help="held-out share (0-1) or row count (>= 1) for MAPE/R² (default 0.33)")
+    parser.add_argument("--method", choices=list(ENGINE_NAMES), default=DEFAULT_METHOD, help="fitting engine")
+    parser.add_argument("--coding", choices=[DEFAULT_CODING, "reference"], default=DEFAULT_CODING,
+                        help="categorical coding")
+    parser.add_argument("--jobs", type=int, default=-1,
+                        help="parallel fits and forest trees (joblib n_jobs; default -1: every core; every fit is "
+                             "seeded, so the results do not depend on it)")
+    parser.add_argument("--out", default="model.json", help="where to save the fitted model (JSON)")
+    parser.add_argument("--form", choices=[*FORMS, AUTO], default=DEFAULT_FORM,
+                        help="model form: the thesis's eq. 4.4 (default), a log-space power law with interactions, "
+                             "analytic costs times rates (needs --network), or auto: all of them scored by CV, the "
+                             "simplest within one standard error of the best is kept")
+    parser.add_argument("--network", default=None,
+                        help="network of the measurements for the hybrid form's cost model (lenet5, resattnet3d, "
+                             "ch3_cnn, ch3_mlp, ch3_ae)")
+    parser.add_argument("--fixed", default="",
+                        help="configuration constants the cost model needs that are not columns, e.g. "
+                             "stride=2,volume=48x56x48")
+    parser.add_argument("--cv", type=int, default=5,
+                        help="folds of the form search and of the intervals (default 5)")
+    parser.add_argument("--intervals", default=DEFAULT_INTERVALS,
+                        choices=[DEFAULT_INTERVALS, *(m for m in INTERVAL_METHODS if m != DEFAULT_INTERVALS)],
+                        help="how the conformal intervals are calibrated (default studentized: cross-validated "
+                             "errors scaled by the leverage; cv+: Barber et al.'s CV+, conservative for models with "
+                             "many terms per row; split: a held-out quarter, not with --form auto)")
+    parser.add_argument("--calibrate", action="store_true",
+                        help="thesis form: also calibrate conformal intervals (5 more fits), so that "
+                             "`perfkit predict --interval` works; the other forms always calibrate")
+
+
+def run(args, argv=None) -> None:
+    """``perfkit fit``: every flag, the output path and the data are checked before the first fit starts.
+
+    ``--seeds`` >= 1; ``--jobs`` a non-zero integer (-1: all cores); ``--lam``
+    a finite number >= 0 (> 0 needs ``--penalty``); ``--test-size`` a share in
+    (0, 1) or a whole number of rows (see :func:`~perfkit.cli.fit_checks.held_out_rows`);
+    ``--out`` not a folder nor the input CSV; the target a numeric column of
+    times > 0. The first seed is timed and the time left is printed on stderr,
+    then a progress bar (stderr) follows the other seeds.
+    """
+    from .fitting import fit_command  # imports the model (scikit-learn, scipy) only when a fit runs
+
+    fit_command(args)

@@ -1,0 +1,70 @@
+"""``perfkit fit``: the flags' defaults and the checks that run before any data is read or any fit starts."""
+from __future__ import annotations
+
+import math
+
+__all__ = ["AUTO", "DEFAULT_CODING", "DEFAULT_FORM", "DEFAULT_INTERVALS", "DEFAULT_METHOD", "DEFAULT_PENALTY",
+           "check_fit_flags", "check_form_flags", "held_out_rows"]
+
+#: ``--form`` value that scores every form by cross-validation and keeps one
+AUTO = "auto"
+#: the defaults of ``--form``, ``--method``, ``--penalty`` and ``--coding`` (the last three belong to the thesis form)
+DEFAULT_FORM = "thesis"
+DEFAULT_METHOD = "varpro"
+DEFAULT_PENALTY = "none"
+DEFAULT_CODING = "thesis"
+#: the default of ``--intervals`` (listed first among the interval methods)
+DEFAULT_INTERVALS = "studentized"
+
+
+def held_out_rows(value: float, n_rows: int | None = None) -> int | None:
+    """``--test-size`` as a number of held-out rows (None when ``n_rows`` is not given: only the form is checked).
+
+    A value strictly between 0 and 1 is a share of the rows (rounded up, as
+    scikit-learn does); a whole number >= 1 is a row count. Anything else
+    (0, negatives, 1.5, NaN) is an error, and so is a split that leaves no
+    row to fit or none to test.
+    """
+    if not math.isfinite(value) or value <= 0 or (value >= 1 and value != int(value)):
+        raise ValueError(f"--test-size: expected a share strictly between 0 and 1 or a whole number of rows >= 1, "
+                         f"got {value:g}")
+    if n_rows is None:
+        return None
+    if n_rows < 2:
+        raise ValueError(f"--test-size {value:g}: the data has {n_rows} row; fitting and testing need at least 2")
+    n_test = math.ceil(value * n_rows) if value < 1 else int(value)
+    if not 1 <= n_test <= n_rows - 1:
+        raise ValueError(f"--test-size {value:g}: holding out {n_test} of the {n_rows} rows leaves nothing to fit; "
+                         f"give a share in (0, 1) or 1 to {n_rows - 1} rows")
+    return n_test
+
+
+def check_fit_flags(args) -> None:
+    """``--seeds`` >= 1; ``--jobs`` non-zero; ``--lam`` finite and >= 0 (> 0 needs ``--penalty``); the form of
+    ``--test-size``."""
+    if args.seeds < 1:
+        raise ValueError(f"--seeds: expected an integer >= 1, got {args.seeds}")
+    if args.jobs == 0:
+        raise ValueError("--jobs: expected a non-zero integer (1 = one at a time, -1 = all cores), got 0")
+    if not math.isfinite(args.lam) or args.lam < 0:
+        raise ValueError(f"--lam: expected a finite number >= 0, got {args.lam:g}")
+    if args.penalty == DEFAULT_PENALTY and args.lam > 0:
+        raise ValueError(f"--lam {args.lam:g} needs --penalty l1 or l2")
+    held_out_rows(args.test_size)  # its form; its size is checked against the rows later
+
+
+def check_form_flags(args) -> None:
+    """``--form``, ``--network``, ``--cv``, ``--intervals`` and the thesis form's flags agree with each other."""
+    from ..model.costs import NETWORKS
+
+    if args.cv < 2:
+        raise ValueError(f"--cv: expected an integer >= 2, got {args.cv}")
+    if args.network is not None and args.network not in NETWORKS:
+        raise ValueError(f"--network: expected one of {sorted(NETWORKS)}, got {args.network!r}")
+    if args.form == "hybrid" and args.network is None:
+        raise ValueError("--form hybrid needs --network (the network whose costs the form uses), e.g. --network lenet5")
+    if args.form != DEFAULT_FORM and (args.penalty != DEFAULT_PENALTY or args.method != DEFAULT_METHOD
+                                      or args.coding != DEFAULT_CODING):
+        raise ValueError(f"--penalty/--lam/--method/--coding belong to --form thesis, not --form {args.form}")
+    if args.form == AUTO and args.intervals == "split":
+        raise ValueError("--intervals split: the form search calibrates from its own folds; use studentized or cv+")

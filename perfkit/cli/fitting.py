@@ -1,0 +1,180 @@
+"""The work of ``perfkit fit``: read and split the data, fit, compare with baselines, save.
+
+Imported by :func:`perfkit.cli.fit.run` only when a fit runs, so that the
+other commands do not load the model and its libraries.
+"""
+from __future__ import annotations
+
+import math
+import sys
+import time
+import warnings
+
+import pandas as pd
+
+from .._io import check_output, read_csv
+from ..model.baselines import compare_models, make_baseline, train_test_split_frame
+from ..model.fitting import RepeatedFit, fit_repeated
+from ..model.generic import ConstantColumnWarning, GenericPerformanceModel
+from ..model.intervals import ConformalRegressor, coverage_of, predictable_rows
+from ..model.search import make_form, search_forms
+from ..model.validation import column_list, missing_column_error, validate_frame, validate_target
+from .common import duration, pairs, print_warnings
+from .fit_checks import AUTO, DEFAULT_FORM, DEFAULT_PENALTY, check_fit_flags, check_form_flags, held_out_rows
+
+__all__ = ["fit_command", "fit_other_form", "fit_thesis_form", "prepare"]
+
+#: the columns of the held-out comparison table that are printed
+ERROR_COLUMNS = ["MAPE", "R2", "MAE", "RMSE"]
+
+
+def fit_command(args) -> None:
+    """``perfkit fit`` after argparse: the checks, then the thesis form's seeds or another form (see
+    :func:`perfkit.cli.fit.run`)."""
+    check_fit_flags(args)
+    check_output(args.out, "--out", inputs=[args.csv])
+    model, roles, fixed, split = prepare(args)
+    if args.form != DEFAULT_FORM:
+        return fit_other_form(args, roles, fixed, *split)
+    fit_thesis_form(args, model, roles, *split)
+
+
+def prepare(args):
+    """``(unfitted thesis-form model, column roles, --fixed constants, (X_tr, X_te, y_tr, y_te))``, all checked."""
+    df = read_csv(args.csv, "data CSV")
+    if args.target not in df.columns:
+        raise missing_column_error(df, args.target, "target")
+    roles = dict(numeric=column_list("numeric", args.numeric), categorical=column_list("categorical", args.categorical),
+                 extrinsic=column_list("extrinsic", args.extrinsic))
+    for role, cols in roles.items():
+        if args.target in cols:
+            raise ValueError(f"column {args.target!r} is the --target and cannot also be --{role}")
+    penalty = None if args.penalty == DEFAULT_PENALTY else args.penalty
+    model = GenericPerformanceModel(**roles, penalty=penalty, lam=args.lam, method=args.method, coding=args.coding)
+    model._settings()  # the column roles, before any work
+    fixed = pairs(args.fixed, "--fixed")
+    check_form_flags(args)
+    X = df.drop(columns=[args.target])
+    validate_frame(X, **roles)
+    y = pd.Series(validate_target(df[args.target], X, name=f"target column {args.target!r}", positive=True),
+                  index=df.index, name=args.target)
+    n_test = held_out_rows(args.test_size, len(df))
+    return model, roles, fixed, tuple(train_test_split_frame(X, y, test_size=n_test, random_state=0))
+
+
+def _fit_seeds(args, model, X_tr, y_tr) -> RepeatedFit:
+    """Seed 0 alone (timed, its warnings printed), then seeds 1..N-1 in parallel with the time left on stderr."""
+    start = time.perf_counter()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        first = fit_repeated(model, X_tr, y_tr, seeds=[0], n_jobs=1, progress=False)
+    print_warnings(caught)
+    took = time.perf_counter() - start
+    models, seeds = list(first.models), [0]
+    if args.seeds > 1:
+        from joblib import effective_n_jobs
+
+        rest = args.seeds - 1
+        workers = max(1, min(rest, effective_n_jobs(args.jobs)))
+        print(f"seed 1/{args.seeds} took {duration(took)}; about {duration(took * math.ceil(rest / workers))} "
+              f"left ({rest} more, {workers} at a time)", file=sys.stderr, flush=True)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ConstantColumnWarning)  # already reported for seed 1
+            more = fit_repeated(model, X_tr, y_tr, seeds=range(1, args.seeds), n_jobs=args.jobs, desc="seeds")
+        models += more.models
+        seeds += more.seeds
+    return RepeatedFit(models=models, seeds=seeds)
+
+
+def _print_seeds(args, rep: RepeatedFit, roles, X_tr, X_te, y_tr, y_te) -> None:
+    """The best objective and how many seeds reached it, the parameters, and the held-out errors beside a forest's."""
+    best = rep.best
+    print(f"\nbest objective {best.objective_:.6g}; {rep.n_agree} of {len(rep.models)} seeds reached it "
+          f"(to {rep.AGREE_RTOL:g} relative); spread over seeds {rep.objective_spread:.2g} (relative)")
+    if not rep.converged:
+        print("perfkit: warning: the fit may not have converged: "
+              + ("only one seed reached the best objective; run more --seeds" if rep.n_agree < 2 else
+                 "the final refinement stopped at its iteration limit"), file=sys.stderr)
+    with pd.option_context("display.width", 160, "display.max_rows", 200, "display.float_format", "{:.4g}".format):
+        print("\nparameters (best seed):")
+        print(best.params_.drop(columns=["column", "level"]).to_string(index=False))
+        if args.seeds > 1:
+            s = rep.summary()
+            cols = [c for c in s.columns if c.endswith(("_mean", "_std")) and s[c].notna().any()]
+            print(f"\nmean ± std over {args.seeds} seeds:")
+            print(s[["term"] + cols].to_string(index=False))
+        forest = make_baseline("rf", **roles, random_state=0, n_jobs=args.jobs)
+        table = compare_models({"generic model": best, "random forest": forest}, X_tr, y_tr, X_te, y_te,
+                               prefitted={"generic model"})
+        print("\nheld-out errors:")
+        print(table[ERROR_COLUMNS].to_string())
+
+
+def _calibrate(args, best, X_tr, X_te, y_tr, y_te) -> ConformalRegressor:
+    """``--calibrate``: conformal intervals around refits of the best seed's settings, checked on the held-out rows."""
+    from sklearn.base import clone
+
+    print(f"calibrating 90 %-style intervals: {args.cv} more fits of the best seed's settings", file=sys.stderr)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConstantColumnWarning)
+        model = ConformalRegressor(clone(best), method=args.intervals, n_splits=args.cv,
+                                   random_state=0).fit(X_tr, y_tr)
+    iv = model.predict_interval(X_te, 0.9)
+    print(f"90 % intervals cover {100 * coverage_of(iv, y_te):.1f} % of the {len(y_te)} held-out rows")
+    return model
+
+
+def fit_thesis_form(args, model, roles, X_tr, X_te, y_tr, y_te) -> None:
+    """``perfkit fit --form thesis``: ``--seeds`` fits, the best kept (calibrated with ``--calibrate``), saved."""
+    print(f"fitting the generic model on {len(X_tr)} rows ({args.seeds} seeds, {args.method} engine); "
+          f"{len(X_te)} rows held out", flush=True)
+    rep = _fit_seeds(args, model, X_tr, y_tr)
+    _print_seeds(args, rep, roles, X_tr, X_te, y_tr, y_te)
+    best = rep.best
+    if args.calibrate:
+        best = _calibrate(args, best, X_tr, X_te, y_tr, y_te)
+    best.to_json(args.out)  # atomic: a crash never leaves half a model
+    print(f"\nsaved {args.out}")
+
+
+def _fit_or_search(args, roles, fixed, X_tr, X_te, y_tr):
+    """The calibrated model of ``--form`` (or the form search's choice with ``--form auto``), its summary printed."""
+    if args.form == AUTO:
+        options = {"hybrid": {"fixed": fixed}} if fixed else None
+        print(f"form search on {len(X_tr)} rows ({args.cv}-fold CV); {len(X_te)} rows held out", flush=True)
+        search = search_forms(X_tr, y_tr, **roles, network=args.network, cv=args.cv, n_jobs=args.jobs,
+                              progress=True, options=options, intervals=args.intervals)
+        print("\n" + search.summary())
+        return search.model_
+    est = make_form(args.form, **roles, network=args.network, **({"fixed": fixed} if fixed else {}))
+    print(f"fitting the {args.form} form on {len(X_tr)} rows; {len(X_te)} rows held out", flush=True)
+    model = ConformalRegressor(est, method=args.intervals, n_splits=args.cv, random_state=0).fit(X_tr, y_tr)
+    print("\n" + model.estimator_.summary())
+    return model
+
+
+def fit_other_form(args, roles, fixed, X_tr, X_te, y_tr, y_te) -> None:
+    """``perfkit fit --form loglinear|hybrid|auto``: fit (or search), calibrate intervals, compare, save."""
+    start = time.perf_counter()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        model = _fit_or_search(args, roles, fixed, X_tr, X_te, y_tr)
+    print_warnings(caught)
+    print(f"\nfit and calibration took {duration(time.perf_counter() - start)}")
+    ok = predictable_rows(model, X_tr, X_te, roles["categorical"])
+    if not ok.all():  # e.g. a hybrid with rates by shape, and a held-out combination of levels the fit never had
+        print(f"{int((~ok).sum())} of {len(X_te)} held-out rows have a combination of levels the chosen model has "
+              f"no rate for; every model is scored on the other {int(ok.sum())}")
+        X_te, y_te = X_te[ok], y_te[ok]
+    iv = model.predict_interval(X_te, 0.9)
+    print(f"90 % intervals cover {100 * coverage_of(iv, y_te):.1f} % of the {len(y_te)} held-out rows")
+    name = f"{args.form} model"
+    models = {name: model,
+              "random forest": make_baseline("rf", **roles, random_state=0, n_jobs=args.jobs),
+              "gradient boosting": make_baseline("gb", **roles, random_state=0)}
+    with pd.option_context("display.width", 160, "display.float_format", "{:.4g}".format):
+        table = compare_models(models, X_tr, y_tr, X_te, y_te, prefitted={name})
+        print("\nheld-out errors:")
+        print(table[ERROR_COLUMNS].to_string())
+    model.to_json(args.out)
+    print(f"\nsaved {args.out} (with its intervals: perfkit predict {args.out} CONFIGS.csv --interval 0.9)")

@@ -1,0 +1,49 @@
+"""``perfkit predict model.json configs.csv [--interval 0.9] [--out preds.csv]``: predict with a saved model."""
+from __future__ import annotations
+
+from .common import check_interval, need_intervals, print_warnings
+
+#: the subcommand's line in ``perfkit --help``
+HELP = "predict times for configurations with a saved model"
+
+
+def add_arguments(parser) -> None:
+    """The options of ``perfkit predict``."""
+    parser.add_argument("model", help="model JSON written by `perfkit fit`")
+    parser.add_argument("csv", help="configurations, with the model's columns")
+    parser.add_argument("--out", default=None, help="write the table with a `predicted` column here (default: stdout)")
+    parser.add_argument("--interval", type=float, default=None, metavar="COVERAGE",
+                        help="add conformal interval columns lower, upper (e.g. 0.9) and extrapolated")
+
+
+def run(args, argv=None) -> None:
+    """``perfkit predict``: ``--out`` may not be a folder, the model or the configurations; written atomically.
+
+    ``--interval C`` (strictly between 0 and 1) adds ``lower``, ``upper`` and ``extrapolated``
+    and needs a model saved with its calibration (``perfkit fit --form ...`` or ``--calibrate``).
+    """
+    import warnings
+
+    from .._io import atomic_write, check_output, read_csv
+    from ..model.persist import load_model
+
+    if args.interval is not None:
+        check_interval(args.interval)
+    if args.out:
+        check_output(args.out, "--out", inputs=[args.model, args.csv])
+    model = load_model(args.model)
+    df = read_csv(args.csv, "configurations CSV")
+    if args.interval is None:
+        out = df.assign(predicted=model.predict(df))
+    else:
+        need_intervals(model, args.model)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            iv = model.predict_interval(df, args.interval)
+        print_warnings(caught)
+        out = df.assign(**{c: iv[c].to_numpy() for c in iv.columns})
+    if args.out:
+        atomic_write(args.out, out.to_csv(index=False))
+        print(f"wrote {len(out)} predictions to {args.out}")
+    else:
+        print(out.to_csv(index=False), end="")
