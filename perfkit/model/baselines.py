@@ -13,6 +13,12 @@ Every pipeline starts with a :class:`FrameValidator` step, so a misspelt column,
 a non-numeric value or a category not seen in training raises one
 :class:`ValueError` naming the column and row (via
 :func:`perfkit.dataset.validate_frame`) instead of a scikit-learn traceback.
+
+The baselines are scikit-learn pipelines, not :class:`~perfkit.model.base.PerformanceForm`
+model forms: they have no formula or parameter count to write out, and a forest or an
+SVR cannot be saved in the JSON of :mod:`perfkit.model.persist` (perfkit never pickles),
+so a :class:`~perfkit.model.intervals.ConformalRegressor` around one cannot be saved either.
+Their check step carries the column roles, which the intervals' extrapolation guard reads.
 """
 from __future__ import annotations
 
@@ -86,9 +92,9 @@ class FrameValidator(TransformerMixin, BaseEstimator):
 
     def transform(self, X):
         import pandas as pd
+        from sklearn.utils.validation import check_is_fitted
 
-        if not hasattr(self, "categories_"):
-            raise ValueError("FrameValidator: call fit before transform/predict")
+        check_is_fitted(self, "categories_", msg="FrameValidator: call fit before transform/predict")
         num, cat, ext = self._roles()
         validate_frame(X, num, cat, ext, categories=self.categories_)
         out = pd.DataFrame(index=X.index)
@@ -173,10 +179,9 @@ def make_baseline(
         deterministic and ignores it.
     log_target : bool, optional
         Model ``log y`` and predict ``exp`` of it (times must then be > 0).
-        Default: True for ``"svr"`` (times spread over orders of magnitude;
-        on a synthetic power-law table this cuts the SVR's held-out MAPE about
-        tenfold, which matters because MAPE is the thesis's headline metric),
-        False for ``"rf"`` (the plain scikit-learn baseline); True for ``"gb"``.
+        Default: True for ``"svr"`` (times spread over orders of magnitude, and
+        the RBF kernel's scale is one for the whole target), False for ``"rf"``
+        (the plain scikit-learn baseline); True for ``"gb"``.
     **params
         Settings of the regressor (``RandomForestRegressor`` or ``SVR``) that
         override the defaults, e.g. ``n_estimators=100`` or ``C=10``.

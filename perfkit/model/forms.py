@@ -13,13 +13,14 @@ takes logs instead:
 
 that is t = e^{β₀} · Π x_j^{β_j} · Π e^{κ[c=ℓ]} · (interaction factors): a power
 law whose powers may shift with the other columns, with the column itself
-(β_jk, j ≤ k: the squares (log x_j)² bend the power law, as the measured times
-need, e.g. an optimum batch size) and with a category's level (γ). The x_j are
+(β_jk, j ≤ k: the squares (log x_j)² bend the power law, e.g. an optimum batch
+size) and with a category's level (γ). The x_j are
 the numeric intrinsic and the extrinsic columns; each
 categorical column uses reference coding (its first level, in sorted order, is
 the baseline with κ = 0). Least squares in log space minimises squared
 *relative* errors, which is what MAPE rewards, and it is a convex problem with one
-answer: no restarts, no seeds to average over.
+answer: no restarts, no seeds to average over. The terms are the dataclasses of
+:mod:`perfkit.model.terms`.
 
 Term selection (``select="lasso"``, default): :class:`sklearn.linear_model.LassoCV`
 on the standardised candidate terms picks the terms with a non-zero coefficient
@@ -28,44 +29,42 @@ under hierarchy (a kept product term keeps the log terms and level indicators it
 made of, so the model does not depend on the units of the columns); then the kept
 terms are refitted by ordinary least squares, which removes the lasso's shrinkage.
 ``select="none"`` fits every candidate term by least squares.
-
-On the measured LeNet-5 file (``data/measured/pytorch-cpu/ch4_lenet5.csv``, thesis
-split 1000/500, seed 0) the held-out MAPE is 9.6 % against 17.8 % for the random
-forest baseline (``tests/test_forms.py`` checks < 15 % and below the forest). It is
-not a universal win: on ``ch5_resattnet3d.csv`` (split 900/600) it is 12.3 %
-against the forest's 4.9 %. Without the squares and products (``interactions=False``)
-the LeNet-5 MAPE is about 28 %: the bends matter more than the category terms.
 """
 from __future__ import annotations
 
 import itertools
 import time
 import warnings
-from typing import Any
 
 import numpy as np
-from sklearn.base import BaseEstimator, RegressorMixin
 
 from .._checks import check_int
-from .validation import column_list, validate_frame, validate_target
+from .base import PerformanceForm
+from .leverage import leverage_basis, leverage_of
+from .persist import is_finite, jsonable
+from .roles import constant_columns, levels_seen, record_roles, role_lists, warn_constant_columns
+from .terms import TERMS, Interaction, Level, LevelPair, LevelSlope, PairSlope, Power, term_from_list
+from .validation import validate_frame, validate_target
 
-__all__ = ["LogLinearModel", "SELECT", "TERM_KINDS", "JSON_FORMAT", "JSON_VERSION"]
+__all__ = ["LogLinearModel", "SELECT", "TERM_KINDS", "JSON_FORMAT", "JSON_VERSION", "MIN_SLOPE_VALUES"]
 
 #: ``format`` and newest ``version`` of the JSON that :meth:`LogLinearModel.to_json` writes
 JSON_FORMAT = "perfkit.LogLinearModel"
 JSON_VERSION = 1
 #: term selection methods of :class:`LogLinearModel`
 SELECT = ("lasso", "none")
-#: kinds of term: log x (its coefficient is a power), log x·log z, a category level, a level times log x
-TERM_KINDS = ("power", "interaction", "level", "level_slope", "level_pair")
+#: kinds of term (:data:`perfkit.model.terms.TERMS`): log x (its coefficient is a power), log x·log z, a category
+#: level, a level times log x, a pair of levels, a pair of levels times log x
+TERM_KINDS = tuple(TERMS)
 _CV_FOLDS = 5
 _RIDGE = 1e-8  # relative ridge of a rank-deficient least-squares fit (on standardised terms)
-
-
+_FITTED_KEYS = ("numeric", "categorical", "extrinsic", "categories", "log_columns", "constant_columns", "terms",
+                "coef", "intercept", "alpha", "n_candidates", "residual_std", "smearing", "fit_time", "leverage")
 #: values of x a pair of levels needs on its rows in fit for a slope term of its own (``pair_slopes``)
 MIN_SLOPE_VALUES = 2
 
-class LogLinearModel(RegressorMixin, BaseEstimator):
+
+class LogLinearModel(PerformanceForm):
     """Multiplicative power law with interactions, fitted by least squares on log t.
 
     Parameters
@@ -100,11 +99,8 @@ class LogLinearModel(RegressorMixin, BaseEstimator):
         at least 3 values (:data:`MIN_SLOPE_VALUES`) on the pair's rows in fit.
         Needs ``category_terms`` and ``category_pairs`` (a kept term keeps the
         terms it is made of). A pair not seen in fit has no such term: its rows
-        get the levels' own terms. The form search does not try it: on the Lambda
-        benchmarks it reaches 20.1 % held-out MAPE (level pairs alone 25.3 %), but
-        with more candidate terms than rows (the NVIDIA tables) the least-squares
-        refit overfits (CV MAPE in the thousands) and LassoCV's choice of terms
-        moves with the BLAS kernels.
+        get the levels' own terms. The form search does not try it: with more candidate terms than
+        rows the least-squares refit overfits.
     select : {"lasso", "none"}, default "lasso"
         ``"lasso"``: keep the terms that :class:`~sklearn.linear_model.LassoCV`
         (standardised terms, ``KFold(5, shuffle=True, random_state)``) gives a
@@ -144,10 +140,11 @@ class LogLinearModel(RegressorMixin, BaseEstimator):
         Names of the kept terms, e.g. ``"log(batch_size)"``,
         ``"log(batch_size)·log(workers)"``, ``"log(batch_size)^2"``, ``"activation=relu"``,
         ``"activation=relu·log(num_filters)"``.
-    term_specs_ : list of tuple
-        The same terms as data: ``("power", x)``, ``("interaction", x, z)``,
-        ``("level", c, level)``, ``("level_slope", c, level, x)``,
-        ``("level_pair", c1, level1, c2, level2)``.
+    term_specs_ : list of perfkit.model.terms.Term
+        The same terms as frozen dataclasses: :class:`~perfkit.model.terms.Power`,
+        :class:`~perfkit.model.terms.Interaction`, :class:`~perfkit.model.terms.Level`,
+        :class:`~perfkit.model.terms.LevelSlope`, :class:`~perfkit.model.terms.LevelPair`,
+        :class:`~perfkit.model.terms.PairSlope` (saved as ``[kind, *fields]`` lists).
     coef_ : numpy.ndarray
         Coefficient of each kept term (log space).
     intercept_ : float
@@ -174,7 +171,7 @@ class LogLinearModel(RegressorMixin, BaseEstimator):
     constant_columns_ : dict
         Columns with a single value in fit, column → value: a numeric/extrinsic
         one cannot determine its power (it is left out, power 0, with a
-        :class:`~perfkit.model.generic.ConstantColumnWarning`); a categorical
+        :class:`~perfkit.model.roles.ConstantColumnWarning`); a categorical
         with one level has no terms.
     params_ : pandas.DataFrame
         term, kind, coefficient, power (for ``power`` terms), factor (e^coefficient
@@ -193,11 +190,16 @@ class LogLinearModel(RegressorMixin, BaseEstimator):
         self.select = select
         self.random_state = random_state
 
+    json_format = JSON_FORMAT
+    json_version = JSON_VERSION
+    fitted_keys = _FITTED_KEYS
+    optional_settings = ("category_pairs", "pair_slopes")
+    fitted_attribute = "coef_"
+    has_leverage = True
+
     # ------------------------------------------------------------------ setup
     def _settings(self):
-        num = column_list("numeric", self.numeric)
-        cat = column_list("categorical", self.categorical)
-        ext = column_list("extrinsic", self.extrinsic)
+        num, cat, ext = role_lists(self.numeric, self.categorical, self.extrinsic)
         for name in ("interactions", "category_terms", "category_pairs", "pair_slopes"):
             value = getattr(self, name)
             if not isinstance(value, (bool, np.bool_)):
@@ -212,45 +214,36 @@ class LogLinearModel(RegressorMixin, BaseEstimator):
             raise ValueError("no columns given: set numeric, categorical and/or extrinsic")
         return num, cat, ext
 
-    def _candidates(self, X):
+    def _candidates(self, X) -> list:
+        """The candidate terms, in the order the selection sees them."""
         logs, specs = self.log_columns_, []
         levels = {c: lv[1:] for c, lv in self.categories_.items()}
-        specs += [("power", c) for c in logs]
-        specs += [("level", c, lv) for c, lvs in levels.items() for lv in lvs]
+        specs += [Power(c) for c in logs]
+        specs += [Level(c, lv) for c, lvs in levels.items() for lv in lvs]
         if self.interactions:
-            specs += [("interaction", a, b) for a, b in itertools.combinations_with_replacement(logs, 2)
+            specs += [Interaction(a, b) for a, b in itertools.combinations_with_replacement(logs, 2)
                       if a != b or X[a].nunique() >= 3]
         if self.category_terms:
-            specs += [("level_slope", c, lv, x) for c, lvs in levels.items() for lv in lvs for x in logs]
+            specs += [LevelSlope(c, lv, x) for c, lvs in levels.items() for lv in lvs for x in logs]
         if self.category_pairs:
             for c1, c2 in itertools.combinations(list(levels), 2):
                 seen = set(zip(X[c1].tolist(), X[c2].tolist()))
                 pairs = [(l1, l2) for l1 in levels[c1] for l2 in levels[c2] if (l1, l2) in seen]
-                specs += [("level_pair", c1, l1, c2, l2) for l1, l2 in pairs]
+                specs += [LevelPair(c1, l1, c2, l2) for l1, l2 in pairs]
                 if self.pair_slopes:  # only where the pair's rows can tell a slope: 3 or more values of x
                     for l1, l2 in pairs:
                         rows = (X[c1] == l1).to_numpy() & (X[c2] == l2).to_numpy()
-                        specs += [("pair_slope", c1, l1, c2, l2, x) for x in logs
+                        specs += [PairSlope(c1, l1, c2, l2, x) for x in logs
                                   if X.loc[rows, x].nunique() >= MIN_SLOPE_VALUES]
         return specs
 
+    def _logs(self, X) -> dict:
+        return {c: np.log(X[c].to_numpy(dtype=float)) for c in self.log_columns_}
+
     def _design(self, X, specs):
         """Matrix of the terms ``specs`` for the rows of X (already validated)."""
-        logs = {c: np.log(X[c].to_numpy(dtype=float)) for c in self.log_columns_}
-        cols = []
-        for spec in specs:
-            kind = spec[0]
-            if kind == "power":
-                cols.append(logs[spec[1]])
-            elif kind == "interaction":
-                cols.append(logs[spec[1]] * logs[spec[2]])
-            elif kind == "level":
-                cols.append((X[spec[1]].to_numpy() == spec[2]).astype(float))
-            elif kind in ("level_pair", "pair_slope"):
-                both = ((X[spec[1]].to_numpy() == spec[2]) & (X[spec[3]].to_numpy() == spec[4])).astype(float)
-                cols.append(both if kind == "level_pair" else both * logs[spec[5]])
-            else:
-                cols.append((X[spec[1]].to_numpy() == spec[2]).astype(float) * logs[spec[3]])
+        logs = self._logs(X)
+        cols = [t.values(X, logs) for t in specs]
         return np.column_stack(cols) if cols else np.zeros((len(X), 0))
 
     # -------------------------------------------------------------------- fit
@@ -278,8 +271,6 @@ class LogLinearModel(RegressorMixin, BaseEstimator):
         """
         from threadpoolctl import threadpool_limits
 
-        from .intervals import leverage_basis
-
         num, cat, ext = self._settings()
         min_rows = _CV_FOLDS if self.select == "lasso" else 2
         validate_frame(X, num, cat, ext)
@@ -287,20 +278,11 @@ class LogLinearModel(RegressorMixin, BaseEstimator):
             raise ValueError(f"X: {len(X)} rows are fewer than the {min_rows} that select={self.select!r} needs")
         y = validate_target(y, X, positive=True)
         start = time.perf_counter()
-        self.numeric_, self.categorical_, self.extrinsic_ = num, cat, ext
-        self.categories_ = {c: sorted(X[c].unique().tolist(), key=str) for c in cat}
-        constant = {}
-        for c in num + ext:
-            values = X[c].to_numpy(dtype=float)
-            if np.all(values == values[0]):
-                constant[c] = _jsonable(values[0])
-        for c in cat:
-            if len(self.categories_[c]) == 1:
-                constant[c] = _jsonable(self.categories_[c][0])
+        record_roles(self, num, cat, ext)
+        self.categories_ = levels_seen(X, cat)
+        constant = constant_columns(X, num, cat, ext, self.categories_)
         if constant:
-            from .generic import _warn_constant
-
-            _warn_constant(constant, num, ext)
+            warn_constant_columns(constant, num, ext)
         self.constant_columns_ = constant
         self.log_columns_ = [c for c in num + ext if c not in constant]
         candidates = self._candidates(X)
@@ -315,22 +297,27 @@ class LogLinearModel(RegressorMixin, BaseEstimator):
                 keep, self.alpha_ = np.ones(len(candidates), dtype=bool), None
             intercept, coef = _least_squares(F[:, keep], z)
         self.term_specs_ = [s for s, k in zip(candidates, keep) if k]
-        self.terms_ = [_term_name(s) for s in self.term_specs_]
+        self.terms_ = [t.name() for t in self.term_specs_]
         self.coef_ = coef
         self.intercept_ = float(intercept)
         self.n_terms_ = len(self.terms_)
         self.n_candidates_ = len(candidates)
-        mean, scale = F[:, keep].mean(axis=0), F[:, keep].std(axis=0)
-        scale[scale == 0] = 1.0
-        with threadpool_limits(1):
-            self.leverage_basis_ = leverage_basis((F[:, keep] - mean) / scale)
-        self.leverage_center_, self.leverage_scale_, self.n_fit_ = mean, scale, len(z)
-        resid = z - (intercept + F[:, keep] @ coef)
-        self.residual_std_ = float(np.std(resid))
-        self.smearing_ = float(np.mean(np.exp(resid)))
-        self.n_features_in_ = len(num) + len(cat) + len(ext)
+        self._record_fit(F[:, keep], z)
         self.fit_time_ = time.perf_counter() - start
         return self
+
+    def _record_fit(self, F, z) -> None:
+        """The leverage arrays and the residual statistics of the kept terms ``F`` on the rows of fit."""
+        from threadpoolctl import threadpool_limits
+
+        mean, scale = F.mean(axis=0), F.std(axis=0)
+        scale[scale == 0] = 1.0
+        with threadpool_limits(1):
+            self.leverage_basis_ = leverage_basis((F - mean) / scale)
+        self.leverage_center_, self.leverage_scale_, self.n_fit_ = mean, scale, len(z)
+        resid = z - (self.intercept_ + F @ self.coef_)
+        self.residual_std_ = float(np.std(resid))
+        self.smearing_ = float(np.mean(np.exp(resid)))
 
     def _lasso(self, F, z):
         """Boolean mask of the terms LassoCV keeps, and its alpha."""
@@ -349,16 +336,14 @@ class LogLinearModel(RegressorMixin, BaseEstimator):
         return lasso.coef_ != 0, float(lasso.alpha_)
 
     # ---------------------------------------------------------------- predict
-    def _check_fitted(self):
-        if not hasattr(self, "coef_"):
-            from sklearn.exceptions import NotFittedError
-
-            raise NotFittedError("LogLinearModel is not fitted yet; call fit first")
+    def _validated(self, X):
+        self._check_fitted()
+        validate_frame(X, self.numeric_, self.categorical_, self.extrinsic_, categories=self.categories_)
+        return X
 
     def predict_log(self, X):
         """Predicted log t (η̂) for the configurations in ``X``."""
-        self._check_fitted()
-        validate_frame(X, self.numeric_, self.categorical_, self.extrinsic_, categories=self.categories_)
+        self._validated(X)
         return self.intercept_ + self._design(X, self.term_specs_) @ self.coef_
 
     def predict(self, X):
@@ -374,7 +359,7 @@ class LogLinearModel(RegressorMixin, BaseEstimator):
         bad = ~np.isfinite(pred)
         if bad.any():
             pos = int(np.flatnonzero(bad)[0])
-            raise ValueError(f"X: the prediction for row {_jsonable(X.index[pos])!r} is not finite (log t = "
+            raise ValueError(f"X: the prediction for row {jsonable(X.index[pos])!r} is not finite (log t = "
                              f"{eta[pos]:g}): its column values are far outside the fitted range")
         return pred
 
@@ -383,10 +368,7 @@ class LogLinearModel(RegressorMixin, BaseEstimator):
         h(x) = 1/n + zᵀ(ZᵀZ)⁺z with z the kept terms of x and Z those of the n rows of fit (centred and scaled as
         in the fit). A prediction error there has variance σ²(1 + h): studentised conformal intervals
         (:class:`~perfkit.model.intervals.ConformalRegressor`, ``method="studentized"``) widen by √(1 + h)."""
-        from .intervals import leverage_of
-
-        self._check_fitted()
-        validate_frame(X, self.numeric_, self.categorical_, self.extrinsic_, categories=self.categories_)
+        self._validated(X)
         Z = (self._design(X, self.term_specs_) - self.leverage_center_) / self.leverage_scale_
         return 1.0 / self.n_fit_ + leverage_of(Z, self.leverage_basis_)
 
@@ -399,26 +381,20 @@ class LogLinearModel(RegressorMixin, BaseEstimator):
         """
         import pandas as pd
 
-        self._check_fitted()
-        validate_frame(X, self.numeric_, self.categorical_, self.extrinsic_, categories=self.categories_)
-        logs = {c: np.log(X[c].to_numpy(dtype=float)) for c in self.log_columns_}
+        self._validated(X)
+        logs = self._logs(X)
         out = {c: np.zeros(len(X)) for c in self.log_columns_}
-        for spec, b in zip(self.term_specs_, self.coef_):
-            kind = spec[0]
-            if kind == "power":
-                out[spec[1]] += b
-            elif kind == "interaction":
-                a, c = spec[1], spec[2]
-                if a == c:
-                    out[a] += 2 * b * logs[a]
-                else:
-                    out[a] += b * logs[c]
-                    out[c] += b * logs[a]
-            elif kind == "level_slope":
-                out[spec[3]] += b * (X[spec[1]].to_numpy() == spec[2])
+        for term, b in zip(self.term_specs_, self.coef_):
+            term.add_powers(b, X, logs, out)
         return pd.DataFrame(out, index=X.index)
 
     # --------------------------------------------------------------- reports
+    @property
+    def n_parameters_(self) -> int:
+        """Fitted parameters: the kept terms and the intercept."""
+        self._check_fitted()
+        return len(self.term_specs_) + 1
+
     @property
     def params_(self):
         """Fitted terms as a DataFrame: term, kind, coefficient, power, factor."""
@@ -428,10 +404,10 @@ class LogLinearModel(RegressorMixin, BaseEstimator):
         nan = float("nan")
         rows = [dict(term="(intercept)", kind="intercept", coefficient=self.intercept_, power=nan,
                      factor=float(np.exp(self.intercept_)))]
-        for spec, name, b in zip(self.term_specs_, self.terms_, self.coef_):
-            rows.append(dict(term=name, kind=spec[0], coefficient=float(b),
-                             power=float(b) if spec[0] == "power" else nan,
-                             factor=float(np.exp(b)) if spec[0] == "level" else nan))
+        for term, name, b in zip(self.term_specs_, self.terms_, self.coef_):
+            rows.append(dict(term=name, kind=term.kind, coefficient=float(b),
+                             power=float(b) if term.kind == "power" else nan,
+                             factor=float(np.exp(b)) if term.kind == "level" else nan))
         return pd.DataFrame(rows, columns=["term", "kind", "coefficient", "power", "factor"])
 
     def formula(self, digits: int = 3) -> str:
@@ -447,21 +423,8 @@ class LogLinearModel(RegressorMixin, BaseEstimator):
             return f"{v:.{d}g}"
 
         parts = [g(np.exp(self.intercept_))]
-        order = {"power": 0, "level": 1, "level_pair": 2, "interaction": 3, "level_slope": 4, "pair_slope": 5}
-        for spec, b in sorted(zip(self.term_specs_, self.coef_), key=lambda sb: order[sb[0][0]]):
-            kind = spec[0]
-            if kind == "power":
-                parts.append(f"{spec[1]}^{g(b)}")
-            elif kind == "level":
-                parts.append(f"exp({g(b)}·[{spec[1]}={spec[2]}])")
-            elif kind == "interaction":
-                parts.append(f"exp({g(b)}·{_term_name(spec)})")
-            elif kind == "level_pair":
-                parts.append(f"exp({g(b)}·[{spec[1]}={spec[2]}]·[{spec[3]}={spec[4]}])")
-            elif kind == "pair_slope":
-                parts.append(f"exp({g(b)}·[{spec[1]}={spec[2]}]·[{spec[3]}={spec[4]}]·log({spec[5]}))")
-            else:
-                parts.append(f"exp({g(b)}·[{spec[1]}={spec[2]}]·log({spec[3]}))")
+        for term, b in sorted(zip(self.term_specs_, self.coef_), key=lambda tb: tb[0].order):
+            parts.append(term.factor(g(b)))
         return "t = " + " · ".join(parts)
 
     def summary(self) -> str:
@@ -487,113 +450,91 @@ class LogLinearModel(RegressorMixin, BaseEstimator):
         return "\n".join(lines) + table
 
     # ------------------------------------------------------------------ JSON
-    def to_json(self, path=None) -> str:
-        """Serialise the settings and the fitted terms as JSON (never pickle).
-
-        Parameters
-        ----------
-        path : path, optional
-            File to write, replaced atomically (:func:`perfkit._io.atomic_write`);
-            the JSON text is returned either way.
-
-        The document is ``{"format": "perfkit.LogLinearModel", "version": 1,
-        "settings": {every constructor parameter}, "fitted": {...}}``. Floats are
-        written with Python's shortest round-trip repr, so :meth:`from_json`
-        rebuilds a model with bit-identical predictions.
-        """
-        from .generic import _dump_json, _json_tree
-
-        self._check_fitted()
-        doc: dict[str, Any] = {
-            "format": JSON_FORMAT,
-            "version": JSON_VERSION,
-            "settings": {k: _json_tree(v) for k, v in self.get_params().items()},
-            "fitted": {
-                "numeric": self.numeric_,
-                "categorical": self.categorical_,
-                "extrinsic": self.extrinsic_,
-                "categories": {c: [_jsonable(v) for v in lv] for c, lv in self.categories_.items()},
-                "log_columns": self.log_columns_,
-                "constant_columns": {c: _jsonable(v) for c, v in self.constant_columns_.items()},
-                "terms": [[_jsonable(v) for v in s] for s in self.term_specs_],
-                "coef": [float(v) for v in self.coef_],
-                "intercept": self.intercept_,
-                "alpha": self.alpha_,
-                "n_candidates": self.n_candidates_,
-                "residual_std": self.residual_std_,
-                "smearing": self.smearing_,
-                "fit_time": self.fit_time_,
-                "leverage": {"n": self.n_fit_, "center": [float(v) for v in self.leverage_center_],
-                             "scale": [float(v) for v in self.leverage_scale_],
-                             "basis": [[float(v) for v in row] for row in self.leverage_basis_]},
-            },
+    def _fitted_doc(self) -> dict:
+        """The ``fitted`` object of :meth:`to_doc`: the roles, levels, terms (``[kind, *fields]`` lists),
+        coefficients, fit statistics and the leverage arrays."""
+        return {
+            "numeric": self.numeric_,
+            "categorical": self.categorical_,
+            "extrinsic": self.extrinsic_,
+            "categories": {c: [jsonable(v) for v in lv] for c, lv in self.categories_.items()},
+            "log_columns": self.log_columns_,
+            "constant_columns": {c: jsonable(v) for c, v in self.constant_columns_.items()},
+            "terms": [t.to_list() for t in self.term_specs_],
+            "coef": [float(v) for v in self.coef_],
+            "intercept": self.intercept_,
+            "alpha": self.alpha_,
+            "n_candidates": self.n_candidates_,
+            "residual_std": self.residual_std_,
+            "smearing": self.smearing_,
+            "fit_time": self.fit_time_,
+            "leverage": {"n": self.n_fit_, "center": [float(v) for v in self.leverage_center_],
+                         "scale": [float(v) for v in self.leverage_scale_],
+                         "basis": [[float(v) for v in row] for row in self.leverage_basis_]},
         }
-        return _dump_json(doc, path)
-
-    def save(self, path) -> None:
-        """Write the model to ``path`` as JSON (:meth:`to_json`)."""
-        self.to_json(path)
 
     @classmethod
-    def from_json(cls, source) -> "LogLinearModel":
-        """Rebuild a fitted model from :meth:`to_json` output (JSON text or a file path).
-
-        The whole document is checked before anything is built: ``format``
-        ``"perfkit.LogLinearModel"``, an integer ``version`` this perfkit reads (1),
-        ``settings`` with exactly the constructor parameters (valid values), and
-        ``fitted`` with every key :meth:`to_json` writes, whose terms name known
-        columns and levels and whose coefficients are finite. Anything else raises
-        one ``ValueError`` naming the key (and the file); a missing file raises
-        ``FileNotFoundError``.
-        """
-        from .generic import _load_json
-
-        doc, where = _load_json(source)
-        return _model_from_doc(cls, doc, where)
-
-    @classmethod
-    def load(cls, path) -> "LogLinearModel":
-        """Read a model that :meth:`save` wrote (same checks as :meth:`from_json`)."""
-        return cls.from_json(path)
+    def _restore(cls, model, checked, reader):
+        """Check a document's ``fitted`` object (terms of known columns and levels, finite coefficients, ...)
+        and set it on ``model``."""
+        num, cat, ext = checked
+        reader.roles(num, cat, ext)
+        categories = reader.levels("categories", cat, nonempty=True)
+        log_columns = reader.names("log_columns")
+        if any(c not in num + ext for c in log_columns):
+            raise reader.fail(f"fitted.log_columns: {reader.short(log_columns)} are not all numeric/extrinsic "
+                              "columns")
+        constant = reader.constant_columns(num + cat + ext)
+        specs = _terms_from_doc(reader, categories, log_columns)
+        coef = reader["coef"]
+        if not isinstance(coef, list) or not all(is_finite(x) for x in coef) or len(coef) != len(specs):
+            raise reader.fail(f"fitted.coef: expected {len(specs)} finite numbers (one per term), got "
+                              f"{reader.short(coef)}")
+        lev = reader.leverage(len(specs), ("n", "center", "scale", "basis"))
+        model.n_fit_, model.leverage_center_ = lev["n"], lev["center"]
+        model.leverage_scale_, model.leverage_basis_ = lev["scale"], lev["basis"]
+        record_roles(model, num, cat, ext)
+        model.categories_ = {c: list(categories[c]) for c in cat}
+        model.log_columns_ = list(log_columns)
+        model.constant_columns_ = constant
+        model.term_specs_ = specs
+        model.terms_ = [t.name() for t in specs]
+        model.coef_ = np.asarray(coef, dtype=float)
+        model.intercept_ = reader.number("intercept")
+        model.alpha_ = reader.number("alpha", minimum=0, allow_none=True)
+        model.n_terms_ = len(specs)
+        model.n_candidates_ = reader.count("n_candidates", minimum=len(specs))
+        model.residual_std_ = reader.number("residual_std", minimum=0)
+        model.smearing_ = reader.number("smearing", minimum=0)
+        model.fit_time_ = reader.number("fit_time", minimum=0)
+        return model
 
 
 # ------------------------------------------------------------------------------------ helpers
-def _term_name(spec) -> str:
-    kind = spec[0]
-    if kind == "power":
-        return f"log({spec[1]})"
-    if kind == "interaction":
-        return f"log({spec[1]})^2" if spec[1] == spec[2] else f"log({spec[1]})·log({spec[2]})"
-    if kind == "level":
-        return f"{spec[1]}={spec[2]}"
-    if kind == "level_pair":
-        return f"{spec[1]}={spec[2]}&{spec[3]}={spec[4]}"
-    if kind == "pair_slope":
-        return f"{spec[1]}={spec[2]}&{spec[3]}={spec[4]}·log({spec[5]})"
-    return f"{spec[1]}={spec[2]}·log({spec[3]})"
+def _terms_from_doc(reader, categories, log_columns) -> list:
+    """The saved terms as :mod:`~perfkit.model.terms` dataclasses, each of known columns and non-reference levels."""
+    terms = reader["terms"]
+    if not isinstance(terms, list):
+        raise reader.fail(f"fitted.terms: expected a list of terms, got {reader.short(terms)}")
+    specs = []
+    for i, t in enumerate(terms):
+        term = term_from_list(t)
+        ok = term is not None and all(x in log_columns for x in term.log_columns()) and all(
+            c in categories and lv in categories[c][1:] for c, lv in term.levels())
+        if not ok:
+            raise reader.fail(f"fitted.terms[{i}]: {reader.short(t)} is not a term of known columns and levels")
+        specs.append(term)
+    return specs
 
 
 def _hierarchy(specs, keep):
     """Close a selection under hierarchy: a kept product term keeps the terms it is made of."""
     keep = np.array(keep, dtype=bool)
-    index = {tuple(s): i for i, s in enumerate(specs)}
+    index = {s: i for i, s in enumerate(specs)}
     for i in reversed(range(len(specs))):  # a term's parents come before it: the last closes first
-        s = specs[i]
-        if not keep[i]:
-            continue
-        if s[0] == "interaction":
-            parents = [("power", s[1]), ("power", s[2])]
-        elif s[0] == "level_slope":
-            parents = [("level", s[1], s[2]), ("power", s[3])]
-        elif s[0] == "level_pair":
-            parents = [("level", s[1], s[2]), ("level", s[3], s[4])]
-        elif s[0] == "pair_slope":
-            parents = [("level_pair",) + tuple(s[1:5]), ("level_slope", s[1], s[2], s[5]),
-                       ("level_slope", s[3], s[4], s[5])]
-        else:
-            parents = []
-        for p in parents:
-            keep[index[p]] = True
+        if keep[i]:
+            for p in specs[i].parents():
+                keep[index[p]] = True
     return keep
 
 
@@ -616,99 +557,3 @@ def _least_squares(F, z):
         beta = np.linalg.solve(Z.T @ Z + _RIDGE * n * np.eye(p), Z.T @ zc)
     coef = beta / scale
     return float(z.mean() - mean @ coef), coef
-
-
-def _jsonable(v):
-    return v.item() if isinstance(v, np.generic) else v
-
-
-_FITTED_KEYS = ("numeric", "categorical", "extrinsic", "categories", "log_columns", "constant_columns", "terms",
-                "coef", "intercept", "alpha", "n_candidates", "residual_std", "smearing", "fit_time", "leverage")
-
-
-def _model_from_doc(cls, doc, where: str):
-    """Check a parsed LogLinearModel JSON completely, then build the fitted model."""
-    from .generic import _check_envelope, _finite
-    from .intervals import leverage_from_doc
-
-    model, (num, cat, ext), f, fail, short = _check_envelope(cls, doc, where, JSON_FORMAT, JSON_VERSION,
-                                                             _FITTED_KEYS, optional_settings=("category_pairs", "pair_slopes"))
-
-    def names(key):
-        v = f[key]
-        if not isinstance(v, list) or not all(isinstance(x, str) for x in v):
-            raise fail(f"fitted.{key}: expected a list of strings, got {short(v)}")
-        return v
-
-    def number(key, minimum=None, allow_none=False):
-        v = f[key]
-        if v is None and allow_none:
-            return None
-        if not _finite(v) or (minimum is not None and v < minimum):
-            raise fail(f"fitted.{key}: expected a finite number{f' >= {minimum}' if minimum is not None else ''}, "
-                       f"got {short(v)}")
-        return float(v)
-
-    def level_ok(x):
-        return isinstance(x, str) or _finite(x)
-
-    if (names("numeric"), names("categorical"), names("extrinsic")) != (num, cat, ext):
-        raise fail("fitted columns do not match the settings' numeric/categorical/extrinsic")
-    categories = f["categories"]
-    if not isinstance(categories, dict) or sorted(categories) != sorted(cat):
-        raise fail(f"fitted.categories: expected one list of levels per categorical column {cat}, got "
-                   f"{short(categories)}")
-    for c, lv in categories.items():
-        if not isinstance(lv, list) or not lv or not all(level_ok(x) for x in lv):
-            raise fail(f"fitted.categories[{c!r}]: expected a non-empty list of levels, got {short(lv)}")
-    log_columns = names("log_columns")
-    if any(c not in num + ext for c in log_columns):
-        raise fail(f"fitted.log_columns: {short(log_columns)} are not all numeric/extrinsic columns")
-    constant = f["constant_columns"]
-    if not isinstance(constant, dict) or not all(c in num + cat + ext and level_ok(v) for c, v in constant.items()):
-        raise fail(f"fitted.constant_columns: expected an object of model column -> value, got {short(constant)}")
-    terms = f["terms"]
-    if not isinstance(terms, list):
-        raise fail(f"fitted.terms: expected a list of terms, got {short(terms)}")
-    arity = {"power": 2, "interaction": 3, "level": 3, "level_slope": 4, "level_pair": 5, "pair_slope": 6}
-    specs = []
-    for i, t in enumerate(terms):
-        ok = isinstance(t, list) and t and t[0] in arity and len(t) == arity[t[0]]
-        if ok:
-            kind = t[0]
-            logs = [t[1]] if kind == "power" else t[1:3] if kind == "interaction" else [t[3]] if \
-                kind == "level_slope" else [t[5]] if kind == "pair_slope" else []
-            ok = all(x in log_columns for x in logs)
-            if kind in ("level", "level_slope", "level_pair", "pair_slope"):
-                ok = ok and t[1] in categories and t[2] in categories[t[1]][1:]
-            if kind in ("level_pair", "pair_slope"):
-                ok = ok and t[3] in categories and t[4] in categories[t[3]][1:]
-        if not ok:
-            raise fail(f"fitted.terms[{i}]: {short(t)} is not a term of known columns and levels")
-        specs.append(tuple(t))
-    coef = f["coef"]
-    if not isinstance(coef, list) or not all(_finite(x) for x in coef) or len(coef) != len(specs):
-        raise fail(f"fitted.coef: expected {len(specs)} finite numbers (one per term), got {short(coef)}")
-    n_candidates = f["n_candidates"]
-    if isinstance(n_candidates, bool) or not isinstance(n_candidates, int) or n_candidates < len(specs):
-        raise fail(f"fitted.n_candidates: expected an integer >= {len(specs)}, got {short(n_candidates)}")
-
-    lev = leverage_from_doc(f["leverage"], len(specs), ("n", "center", "scale", "basis"), fail, short)
-    model.n_fit_, model.leverage_center_ = lev["n"], lev["center"]
-    model.leverage_scale_, model.leverage_basis_ = lev["scale"], lev["basis"]
-    model.numeric_, model.categorical_, model.extrinsic_ = num, cat, ext
-    model.categories_ = {c: list(categories[c]) for c in cat}
-    model.log_columns_ = list(log_columns)
-    model.constant_columns_ = dict(constant)
-    model.term_specs_ = specs
-    model.terms_ = [_term_name(s) for s in specs]
-    model.coef_ = np.asarray(coef, dtype=float)
-    model.intercept_ = number("intercept")
-    model.alpha_ = number("alpha", minimum=0, allow_none=True)
-    model.n_terms_ = len(specs)
-    model.n_candidates_ = n_candidates
-    model.residual_std_ = number("residual_std", minimum=0)
-    model.smearing_ = number("smearing", minimum=0)
-    model.fit_time_ = number("fit_time", minimum=0)
-    model.n_features_in_ = len(num) + len(cat) + len(ext)
-    return model

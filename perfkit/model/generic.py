@@ -51,27 +51,25 @@ candidates then reaches the bottom of the basin. Both engines report the exact o
 """
 from __future__ import annotations
 
-import json
 import time
-from typing import Any
 
 import numpy as np
-from sklearn.base import BaseEstimator, RegressorMixin
 from threadpoolctl import threadpool_limits
 
+from .._checks import check_int
+from .base import PerformanceForm
 from .engines import ENGINES, SEARCH_DEFAULTS, Problem, _engine_args, design, objective
-from .validation import check_number, column_list, validate_frame, validate_target
+from .persist import is_finite, is_number, json_tree, jsonable
+from .roles import (ConstantColumnWarning, constant_columns, levels_seen, record_roles, role_lists,
+                    warn_constant_columns)
+from .validation import check_number, validate_frame, validate_target
 
 __all__ = ["GenericPerformanceModel", "ConstantColumnWarning", "DEFAULT_BOUNDS", "METHODS", "JSON_FORMAT",
-           "JSON_VERSION"]
+           "JSON_VERSION", "LOSSES", "TINY"]
 
 #: ``format`` and newest ``version`` of the model JSON that :meth:`GenericPerformanceModel.to_json` writes
 JSON_FORMAT = "perfkit.GenericPerformanceModel"
 JSON_VERSION = 1
-
-
-class ConstantColumnWarning(UserWarning):
-    """A numeric or extrinsic column is constant (its power is fixed at 0), or a categorical has one level."""
 
 #: default parameter bounds (thesis §4.1.1): a, κ and C in [0, 1000]; p and q in [-5, 5]
 DEFAULT_BOUNDS = {"a": (0.0, 1000.0), "C": (0.0, 1000.0), "p": (-5.0, 5.0), "q": (-5.0, 5.0)}
@@ -79,11 +77,14 @@ METHODS = tuple(ENGINES)
 _PENALTIES = (None, "l1", "l2")
 #: choices of ``loss``: eq. 4.9's mean absolute error, or the mean relative error |y − ŷ| / y
 LOSSES = ("absolute", "relative")
-#: constructor parameters that a model JSON may lack (added after version 1 was defined): their defaults are used
-_OPTIONAL_SETTINGS = ("lam_powers", "loss")
+#: coefficients (seconds) below this are left out of :meth:`GenericPerformanceModel.formula`: a bound-constrained
+#: fit leaves them at 1e-40 or so, digits that mean nothing
+TINY = 1e-12
+_FITTED_KEYS = ("numeric", "categorical", "extrinsic", "categories", "kept_levels", "linear_names", "power_names",
+                "coef", "powers", "objective", "n_iter", "fit_time", "history")
 
 
-class GenericPerformanceModel(RegressorMixin, BaseEstimator):
+class GenericPerformanceModel(PerformanceForm):
     """Generic performance model of the thesis (eq. 4.4), fitted by differential evolution.
 
     Parameters
@@ -173,7 +174,17 @@ class GenericPerformanceModel(RegressorMixin, BaseEstimator):
     constant_columns_ : dict
         Columns that had a single value in the training data, column → value
         (see :meth:`fit`): numeric and extrinsic ones have their power fixed at 0.
+    n_parameters_ : int
+        Fitted parameters: the linear ones (a, κ, C) and the powers (p, q).
     """
+
+    json_format = JSON_FORMAT
+    json_version = JSON_VERSION
+    fitted_keys = _FITTED_KEYS
+    optional_fitted_keys = ("constant_columns", "converged")
+    #: constructor parameters that a model JSON may lack (added after version 1 was defined): their defaults are used
+    optional_settings = ("lam_powers", "loss")
+    fitted_attribute = "coef_"
 
     def __init__(
         self,
@@ -211,11 +222,10 @@ class GenericPerformanceModel(RegressorMixin, BaseEstimator):
         self.lam_powers = lam_powers
         self.loss = loss
 
+
     # ------------------------------------------------------------------ setup
     def _settings(self):
-        num = column_list("numeric", self.numeric)
-        cat = column_list("categorical", self.categorical)
-        ext = column_list("extrinsic", self.extrinsic)
+        num, cat, ext = role_lists(self.numeric, self.categorical, self.extrinsic)
         if self.penalty not in _PENALTIES:
             raise ValueError(f"penalty: expected None, 'l1' or 'l2', got {self.penalty!r}")
         try:
@@ -295,36 +305,17 @@ class GenericPerformanceModel(RegressorMixin, BaseEstimator):
         num, cat, ext, lam, bounds, lam_powers, loss = self._settings()
         validate_frame(X, num, cat, ext)
         y = validate_target(y, X, positive=True)
-        self.numeric_, self.categorical_, self.extrinsic_ = num, cat, ext
-        self.categories_ = {c: sorted(X[c].unique().tolist(), key=str) for c in cat}
-        constant = {}
-        for c in num + ext:
-            values = X[c].to_numpy(dtype=float)
-            if np.all(values == values[0]):
-                constant[c] = _jsonable(values[0])
-        for c in cat:
-            if len(self.categories_[c]) == 1:
-                constant[c] = _jsonable(self.categories_[c][0])
-        self.kept_levels_ = {
-            c: (lv[1:] if self.coding == "reference" and k > 0 else lv)
-            for k, (c, lv) in enumerate(self.categories_.items())
-        }
-        self.linear_names_ = (
-            [f"a[{c}]" for c in num]
-            + [f"k[{c}={lv}]" for c in cat for lv in self.kept_levels_[c]]
-            + ["C"]
-        )
-        self.power_names_ = [f"p[{c}]" for c in num] + [f"q[{c}]" for c in ext]
-        n_params = len(self.linear_names_) + len(self.power_names_)
-        if len(X) < n_params:
-            raise ValueError(f"X: {len(X)} rows are fewer than the {n_params} parameters of the model")
+        record_roles(self, num, cat, ext)
+        self.categories_ = levels_seen(X, cat)
+        constant = constant_columns(X, num, cat, ext, self.categories_)
+        self._name_parameters(len(X))
         K = len(self.linear_names_)
         lo = np.array([bounds["a"][0]] * (K - 1) + [bounds["C"][0]])
         hi = np.array([bounds["a"][1]] * (K - 1) + [bounds["C"][1]])
         pow_bounds = [(0.0, 0.0) if c in constant else bounds[kind]
                       for kind, cols in (("p", num), ("q", ext)) for c in cols]
         if constant:
-            _warn_constant(constant, num, ext)
+            warn_constant_columns(constant, num, ext)
         self.constant_columns_ = constant
         weights = None if loss == "absolute" else 1.0 / y  # relative error: every row's residual weighted by 1/y
         problem = Problem(*self._encode(X, num, cat, ext), y, (lo, hi), pow_bounds, self.penalty, lam, lam_powers,
@@ -337,6 +328,29 @@ class GenericPerformanceModel(RegressorMixin, BaseEstimator):
                                          popsize=self.popsize, tol=self.tol, irls_iter=self.irls_iter,
                                          search_rows=self.search_rows)
         self.fit_time_ = time.perf_counter() - start
+        self._record(found, problem, y, lam, lam_powers, weights)
+        return self
+
+    def _name_parameters(self, n_rows: int) -> None:
+        """The kept levels and the names of the linear parameters and powers; ``ValueError`` when the rows are
+        fewer than the parameters."""
+        num, cat, ext = self.numeric_, self.categorical_, self.extrinsic_
+        self.kept_levels_ = {
+            c: (lv[1:] if self.coding == "reference" and k > 0 else lv)
+            for k, (c, lv) in enumerate(self.categories_.items())
+        }
+        self.linear_names_ = (
+            [f"a[{c}]" for c in num]
+            + [f"k[{c}={lv}]" for c in cat for lv in self.kept_levels_[c]]
+            + ["C"]
+        )
+        self.power_names_ = [f"p[{c}]" for c in num] + [f"q[{c}]" for c in ext]
+        n_params = len(self.linear_names_) + len(self.power_names_)
+        if n_rows < n_params:
+            raise ValueError(f"X: {n_rows} rows are fewer than the {n_params} parameters of the model")
+
+    def _record(self, found, problem, y, lam, lam_powers, weights) -> None:
+        """The fitted attributes from an engine's result; ``ValueError`` when they are not finite."""
         self.coef_ = np.asarray(found.lin, dtype=float)
         self.powers_ = np.asarray(found.powers, dtype=float)
         with np.errstate(over="ignore", invalid="ignore"):
@@ -345,7 +359,6 @@ class GenericPerformanceModel(RegressorMixin, BaseEstimator):
         self.n_iter_ = int(found.n_iter)
         self.history_ = found.history
         self.converged_ = found.converged
-        self.n_features_in_ = len(num) + len(cat) + len(ext)
         bad = [name for name, v in (("objective", [self.objective_]), ("coefficients", self.coef_),
                                     ("powers", self.powers_)) if not np.all(np.isfinite(v))]
         if bad:
@@ -353,15 +366,8 @@ class GenericPerformanceModel(RegressorMixin, BaseEstimator):
             raise ValueError(f"the fit produced non-finite {' and '.join(bad)}: the times or column values are too "
                              "large for float64 when raised to the fitted powers; are the times in seconds and the "
                              "columns in sensible units?")
-        return self
 
     # ---------------------------------------------------------------- predict
-    def _check_fitted(self):
-        if not hasattr(self, "coef_"):
-            from sklearn.exceptions import NotFittedError
-
-            raise NotFittedError("GenericPerformanceModel is not fitted yet; call fit first")
-
     def predict(self, X):
         """Predicted times for the configurations in ``X`` (same columns as in fit).
 
@@ -378,7 +384,7 @@ class GenericPerformanceModel(RegressorMixin, BaseEstimator):
         bad = ~np.isfinite(pred)
         if bad.any():
             pos = int(np.flatnonzero(bad)[0])
-            row = _jsonable(X.index[pos])
+            row = jsonable(X.index[pos])
             raise ValueError(f"X: the prediction for row {row!r} is not finite ({pred[pos]}): its column values are "
                              "too large for the fitted powers")
         return pred
@@ -409,303 +415,123 @@ class GenericPerformanceModel(RegressorMixin, BaseEstimator):
         rows.append(dict(term="C", kind="constant", column="", level="", a=nan, p=nan, q=nan, C=self.coef_[-1]))
         return pd.DataFrame(rows)
 
-    # ------------------------------------------------------------------ JSON
-    def to_json(self, path=None) -> str:
-        """Serialise the settings and fitted parameters as JSON (never pickle).
-
-        Parameters
-        ----------
-        path : path, optional
-            File to write, replaced atomically (:func:`perfkit._io.atomic_write`:
-            a crash never leaves half a model); the JSON text is returned either way.
-
-        The document is ``{"format": "perfkit.GenericPerformanceModel", "version": 1,
-        "settings": {every constructor parameter}, "fitted": {...}}``; a
-        ``random_state`` that is a NumPy Generator/RandomState is saved as ``null``.
-        """
+    @property
+    def n_parameters_(self) -> int:
+        """Fitted parameters: the linear ones (a, κ, C) and the powers (p, q)."""
         self._check_fitted()
-        settings = {k: _json_tree(v) for k, v in self.get_params().items()}
+        return len(self.coef_) + len(self.powers_)
+
+    def formula(self, digits: int = 3) -> str:
+        """The fitted model (eq. 4.4) in one line: ``t = (Σ a·I^p + Σ κ[c=ℓ]) · Π E^q + C``, coefficients to
+        ``digits`` significant digits; a numeric term or level with a coefficient below :data:`TINY` is left
+        out, and C too when it is below :data:`TINY`."""
+        d = check_int("digits", digits, minimum=1)
+        t = self.params_
+
+        def g(v):
+            return f"{v:.{d}g}"
+
+        inner = [f"{g(r.a)}·{r.column}^{g(r.p)}" for r in t[t["kind"] == "numeric"].itertuples() if abs(r.a) >= TINY]
+        inner += [f"{g(r.a)}·[{r.term}]" for r in t[t["kind"] == "categorical"].itertuples() if abs(r.a) >= TINY]
+        outer = [f"{r.column}^{g(r.q)}" for r in t[t["kind"] == "extrinsic"].itertuples()]
+        c = float(t.loc[t["kind"] == "constant", "C"].iloc[0])
+        return ("t = (" + " + ".join(inner or ["0"]) + ")" + "".join(f" · {o}" for o in outer)
+                + (f" + {g(c)}" if abs(c) >= TINY else ""))
+
+    def summary(self) -> str:
+        """A printable report: the form, the settings of the fit, its objective, the formula and :attr:`params_`."""
+        import pandas as pd
+
+        self._check_fitted()
+        penalty = "none" if self.penalty is None else f"{self.penalty}, λ {float(self.lam):g}" + (
+            "" if self.lam_powers is None else f", λ of the powers {float(self.lam_powers):g}")
+        converged = "" if self.converged_ is None else f"; refinement converged: {self.converged_}"
+        lines = [
+            "GenericPerformanceModel (eq. 4.4): t = (Σ a·I^p + Σ κ[c=ℓ]) · Π E^q + C",
+            f"  columns: numeric {self.numeric_}, categorical {self.categorical_}, extrinsic {self.extrinsic_}",
+            f"  fit: {self.method} engine, {self.loss} error, penalty {penalty}, {self.coding} coding; "
+            f"{self.n_parameters_} parameters",
+            f"  objective {self.objective_:.6g} after {self.n_iter_} generations{converged}; "
+            f"fit {self.fit_time_:.2f} s",
+        ]
+        if self.constant_columns_:
+            lines.append(f"  constant columns (power 0): {self.constant_columns_}")
+        lines += [f"  {self.formula()}", ""]
+        with pd.option_context("display.max_rows", None, "display.width", 200):
+            table = self.params_.to_string(index=False, float_format=lambda v: f"{v:.4g}", na_rep="")
+        return "\n".join(lines) + table
+
+    # ------------------------------------------------------------------ JSON
+    def _settings_doc(self) -> dict:
+        """Every constructor parameter; a ``random_state`` that is a NumPy Generator/RandomState is saved as
+        ``null``."""
+        settings = {k: json_tree(v) for k, v in self.get_params().items()}
         if not isinstance(settings["random_state"], int):
             settings["random_state"] = None
-        doc: dict[str, Any] = {
-            "format": JSON_FORMAT,
-            "version": JSON_VERSION,
-            "settings": settings,
-            "fitted": {
-                "numeric": self.numeric_,
-                "categorical": self.categorical_,
-                "extrinsic": self.extrinsic_,
-                "categories": {c: [_jsonable(v) for v in lv] for c, lv in self.categories_.items()},
-                "kept_levels": {c: [_jsonable(v) for v in lv] for c, lv in self.kept_levels_.items()},
-                "linear_names": self.linear_names_,
-                "power_names": self.power_names_,
-                "coef": self.coef_.tolist(),
-                "powers": self.powers_.tolist(),
-                "objective": self.objective_,
-                "n_iter": self.n_iter_,
-                "fit_time": self.fit_time_,
-                "history": [float(v) for v in self.history_],
-                "constant_columns": {c: _jsonable(v) for c, v in getattr(self, "constant_columns_", {}).items()},
-                "converged": getattr(self, "converged_", None),
-            },
+        return settings
+
+    def _fitted_doc(self) -> dict:
+        """The ``fitted`` object of :meth:`to_doc`: roles, levels, parameter names and values, the fit's record."""
+        return {
+            "numeric": self.numeric_,
+            "categorical": self.categorical_,
+            "extrinsic": self.extrinsic_,
+            "categories": {c: [jsonable(v) for v in lv] for c, lv in self.categories_.items()},
+            "kept_levels": {c: [jsonable(v) for v in lv] for c, lv in self.kept_levels_.items()},
+            "linear_names": self.linear_names_,
+            "power_names": self.power_names_,
+            "coef": self.coef_.tolist(),
+            "powers": self.powers_.tolist(),
+            "objective": self.objective_,
+            "n_iter": self.n_iter_,
+            "fit_time": self.fit_time_,
+            "history": [float(v) for v in self.history_],
+            "constant_columns": {c: jsonable(v) for c, v in self.constant_columns_.items()},
+            "converged": self.converged_,
         }
-        return _dump_json(doc, path)
 
     @classmethod
-    def from_json(cls, source) -> "GenericPerformanceModel":
-        """Rebuild a fitted model from :meth:`to_json` output (a JSON string or a file path).
+    def _restore(cls, model, checked, reader):
+        """Check a document's ``fitted`` object and set it on ``model``.
 
-        ``source`` is JSON text (a string starting with ``{`` or ``[``) or a
-        path. The whole document is checked before anything is built: an
-        object with ``format`` ``"perfkit.GenericPerformanceModel"``, an integer
-        ``version`` this perfkit reads (1), ``settings`` with exactly the
-        constructor parameters (valid values; ``lam_powers`` and ``loss`` may be
-        absent, as in files from earlier perfkit versions, and then take their
-        defaults), and ``fitted`` with every key
-        :meth:`to_json` writes (``constant_columns`` may be absent, as in files
-        from earlier perfkit versions), column lists of strings that match the
-        settings, and finite ``coef``/``powers`` of the lengths the names give.
-        Anything else raises one ``ValueError`` naming the key (and the file);
-        a missing file raises ``FileNotFoundError``.
+        ``constant_columns`` and ``converged`` may be absent (files of earlier perfkit versions); column lists
+        must match the settings, kept levels be levels, ``coef``/``powers`` finite and as long as their names.
         """
-        doc, where = _load_json(source)
-        return _model_from_doc(cls, doc, where)
+        num, cat, ext = checked[:3]
+        reader.roles(num, cat, ext)
+        categories = reader.levels("categories", cat)
+        kept = reader.levels("kept_levels", cat)
+        for c in cat:
+            if not categories[c]:
+                raise reader.fail(f"fitted.categories[{c!r}]: no levels")
+            extra = [lv for lv in kept[c] if lv not in categories[c]]
+            if extra:
+                raise reader.fail(f"fitted.kept_levels[{c!r}]: level {extra[0]!r} is not in fitted.categories")
+        n_lin = len(num) + sum(len(kept[c]) for c in cat) + 1
+        linear_names, power_names = reader.names("linear_names"), reader.names("power_names")
+        if len(linear_names) != n_lin:
+            raise reader.fail(f"fitted.linear_names: expected {n_lin} names, got {len(linear_names)}")
+        if len(power_names) != len(num) + len(ext):
+            raise reader.fail(f"fitted.power_names: expected {len(num) + len(ext)} names, got {len(power_names)}")
+        converged = reader.get("converged")
+        if converged is not None and not isinstance(converged, bool):
+            raise reader.fail(f"fitted.converged: expected true, false or null, got {reader.short(converged)}")
+        record_roles(model, num, cat, ext)
+        model.categories_ = {c: list(categories[c]) for c in cat}
+        model.kept_levels_ = {c: list(kept[c]) for c in cat}
+        model.linear_names_, model.power_names_ = list(linear_names), list(power_names)
+        model.coef_ = np.asarray(reader.numbers("coef", n_lin), dtype=float)
+        model.powers_ = np.asarray(reader.numbers("powers", len(power_names)), dtype=float)
+        model.objective_, model.n_iter_ = reader.number("objective"), int(reader.count("n_iter"))
+        model.fit_time_ = reader.number("fit_time", minimum=0)
+        model.history_ = [float(v) for v in reader.numbers("history", finite=False)]
+        model.constant_columns_ = reader.constant_columns(num + cat + ext)
+        model.converged_ = converged
+        return model
 
 
-def _json_tree(v):
-    """Settings as plain JSON values (tuples and arrays as lists, NumPy scalars as Python ones)."""
-    if isinstance(v, np.generic):
-        return v.item()
-    if isinstance(v, (list, tuple, np.ndarray)):
-        return [_json_tree(x) for x in v]
-    if isinstance(v, dict):
-        return {str(k): _json_tree(x) for k, x in v.items()}
-    return v
-
-
-def _json_kind(v) -> str:
-    return {dict: "an object", list: "a list", str: "a string", bool: "true/false", type(None): "null",
-            int: "a number", float: "a number"}.get(type(v), type(v).__name__)
-
-
-def _dump_json(doc, path=None) -> str:
-    """A model document as JSON text, also written atomically to ``path`` when given (every ``to_json``)."""
-    text = json.dumps(doc, indent=1)
-    if path is not None:
-        from .._io import atomic_write
-
-        atomic_write(path, text)
-    return text
-
-
-def _load_json(source):
-    """Parse a model JSON (text or file) → (document, ``" 'path'"`` or ``""`` for error messages)."""
-    import os
-
-    if isinstance(source, str) and source.lstrip()[:1] in ("{", "["):
-        text, where = source, ""
-    elif isinstance(source, (str, os.PathLike)):
-        from .._io import check_input_file
-
-        path = check_input_file(source, "model JSON")
-        where = f" {str(path)!r}"
-        try:
-            text = path.read_text(encoding="utf-8")
-        except UnicodeDecodeError:
-            raise ValueError(f"model JSON{where}: not a text file (cannot decode it as UTF-8)") from None
-    else:
-        raise ValueError(f"model JSON: expected JSON text or a file path, got {type(source).__name__}")
-    try:
-        return json.loads(text), where
-    except json.JSONDecodeError as exc:
-        raise ValueError(f"model JSON{where}: invalid JSON at line {exc.lineno}, column {exc.colno}: "
-                         f"{exc.msg}") from None
-    except RecursionError:
-        raise ValueError(f"model JSON{where}: nested too deeply (not a model file)") from None
-
-
-_FITTED_KEYS = ("numeric", "categorical", "extrinsic", "categories", "kept_levels", "linear_names", "power_names",
-                "coef", "powers", "objective", "n_iter", "fit_time", "history")
-
-
-def _check_envelope(cls, doc, where: str, json_format: str, json_version: int, fitted_keys, optional_keys=(),
-                    optional_settings=()):
-    """The checks every model JSON shares: an object with ``format`` = ``json_format``, a supported ``version``,
-    ``settings`` holding exactly ``cls``'s parameters (any of ``optional_settings`` may be missing: the
-    constructor's default is used; all valid for ``cls._settings()``) and ``fitted``
-    holding ``fitted_keys`` (plus any of ``optional_keys``). Returns ``(model, checked, fitted, fail, short)``:
-    the unfitted model, what its ``_settings()`` returned, the ``fitted`` object, and the error and ``repr``
-    helpers for the caller's own checks."""
-
-    def fail(msg):
-        return ValueError(f"model JSON{where}: {msg}")
-
-    def short(v):
-        r = repr(v)
-        return r if len(r) <= 60 else r[:57] + "..."
-
-    if not isinstance(doc, dict):
-        raise fail(f"expected an object at the top level, got {_json_kind(doc)}")
-    if "format" not in doc:
-        raise fail(f"not a {json_format} document ('format' is missing)")
-    if doc["format"] != json_format:
-        raise fail(f"format {short(doc['format'])} is not {json_format!r}: not a {json_format} document")
-    if "version" not in doc:
-        raise fail("'version' is missing")
-    version = doc["version"]
-    if isinstance(version, bool) or not isinstance(version, int):
-        raise fail(f"version: expected an integer, got {short(version)}")
-    if version > json_version:
-        raise fail(f"version {version} is newer than this perfkit supports ({json_version}); upgrade perfkit")
-    if version < 1:
-        raise fail(f"version {version} is not a valid version (1 to {json_version})")
-    for key in doc:
-        if key not in ("format", "version", "settings", "fitted"):
-            raise fail(f"unexpected key {key!r} at the top level")
-    for key in ("settings", "fitted"):
-        if key not in doc:
-            raise fail(f"{key!r} is missing")
-        if not isinstance(doc[key], dict):
-            raise fail(f"{key}: expected an object, got {_json_kind(doc[key])}")
-    settings, f = doc["settings"], doc["fitted"]
-    params = cls._get_param_names()
-    for key in settings:
-        if key not in params:
-            raise fail(f"settings: unexpected key {key!r} (not a {cls.__name__} parameter)")
-    for key in params:
-        if key not in settings and key not in optional_settings:
-            raise fail(f"settings: {key!r} is missing")
-    model = cls(**settings)
-    try:
-        checked = model._settings()
-    except ValueError as exc:
-        raise fail(f"settings: {exc}") from None
-    for key in fitted_keys:
-        if key not in f:
-            raise fail(f"fitted: {key!r} is missing")
-    for key in f:
-        if key not in tuple(fitted_keys) + tuple(optional_keys):
-            raise fail(f"fitted: unexpected key {key!r}")
-    return model, checked, f, fail, short
-
-
-def _model_from_doc(cls, doc, where: str):
-    """Check a parsed model JSON completely, then build the fitted model."""
-    model, (num, cat, ext, *_), f, fail, short = _check_envelope(
-        cls, doc, where, JSON_FORMAT, JSON_VERSION, _FITTED_KEYS, ("constant_columns", "converged"),
-        _OPTIONAL_SETTINGS)
-
-    def names(key):
-        v = f[key]
-        if not isinstance(v, list) or not all(isinstance(x, str) for x in v):
-            raise fail(f"fitted.{key}: expected a list of strings, got {short(v)}")
-        return v
-
-    def scalar(x):
-        return isinstance(x, str) or _finite(x)
-
-    def levels(key, cols):
-        v = f[key]
-        if not isinstance(v, dict) or sorted(v) != sorted(cols):
-            raise fail(f"fitted.{key}: expected an object with one list of levels per categorical column {cols}, "
-                       f"got {short(v)}")
-        for c, lv in v.items():
-            if not isinstance(lv, list) or not all(scalar(x) for x in lv):
-                raise fail(f"fitted.{key}[{c!r}]: expected a list of levels (strings or numbers), got {short(lv)}")
-        return v
-
-    def numbers(key, n=None, finite=True):
-        v = f[key]
-        ok = isinstance(v, list) and all(_finite(x) or (not finite and isinstance(x, float)) for x in v)
-        if not ok:
-            what = "finite numbers" if finite else "numbers"
-            raise fail(f"fitted.{key}: expected a list of {what}, got {short(v)}")
-        if n is not None and len(v) != n:
-            raise fail(f"fitted.{key}: expected {n} values, got {len(v)}")
-        return v
-
-    fitted_roles = (names("numeric"), names("categorical"), names("extrinsic"))
-    if fitted_roles != (num, cat, ext):
-        raise fail(f"fitted columns {list(fitted_roles)} do not match the settings' numeric/categorical/extrinsic "
-                   f"{[num, cat, ext]}")
-    categories = levels("categories", cat)
-    kept = levels("kept_levels", cat)
-    for c in cat:
-        if not categories[c]:
-            raise fail(f"fitted.categories[{c!r}]: no levels")
-        extra = [lv for lv in kept[c] if lv not in categories[c]]
-        if extra:
-            raise fail(f"fitted.kept_levels[{c!r}]: level {extra[0]!r} is not in fitted.categories")
-    n_lin = len(num) + sum(len(kept[c]) for c in cat) + 1
-    linear_names, power_names = names("linear_names"), names("power_names")
-    if len(linear_names) != n_lin:
-        raise fail(f"fitted.linear_names: expected {n_lin} names, got {len(linear_names)}")
-    if len(power_names) != len(num) + len(ext):
-        raise fail(f"fitted.power_names: expected {len(num) + len(ext)} names, got {len(power_names)}")
-    coef = numbers("coef", n_lin)
-    powers = numbers("powers", len(power_names))
-    for key, minimum in (("objective", None), ("fit_time", 0.0)):
-        v = f[key]
-        if not _finite(v) or (minimum is not None and v < minimum):
-            raise fail(f"fitted.{key}: expected a finite number{' >= 0' if minimum is not None else ''}, "
-                       f"got {short(v)}")
-    if isinstance(f["n_iter"], bool) or not isinstance(f["n_iter"], int) or f["n_iter"] < 0:
-        raise fail(f"fitted.n_iter: expected an integer >= 0, got {short(f['n_iter'])}")
-    history = numbers("history", finite=False)
-    constant = f.get("constant_columns", {})
-    converged = f.get("converged")
-    if converged is not None and not isinstance(converged, bool):
-        raise fail(f"fitted.converged: expected true, false or null, got {short(converged)}")
-    if not isinstance(constant, dict) or not all(c in num + cat + ext and scalar(v) for c, v in constant.items()):
-        raise fail(f"fitted.constant_columns: expected an object of model column -> value, got {short(constant)}")
-
-    model.numeric_, model.categorical_, model.extrinsic_ = num, cat, ext
-    model.categories_ = {c: list(categories[c]) for c in cat}
-    model.kept_levels_ = {c: list(kept[c]) for c in cat}
-    model.linear_names_, model.power_names_ = list(linear_names), list(power_names)
-    model.coef_ = np.asarray(coef, dtype=float)
-    model.powers_ = np.asarray(powers, dtype=float)
-    model.objective_, model.n_iter_ = float(f["objective"]), int(f["n_iter"])
-    model.fit_time_, model.history_ = float(f["fit_time"]), [float(v) for v in history]
-    model.constant_columns_ = dict(constant)
-    model.converged_ = converged
-    model.n_features_in_ = len(num) + len(cat) + len(ext)
-    return model
-
-
-def _warn_constant(constant: dict, num, ext) -> None:
-    import warnings
-
-    parts = []
-    for c, v in constant.items():
-        if c in num:
-            parts.append(f"numeric column {c!r} is constant (every row is {v!r}): its power cannot be determined; "
-                         "the term is fixed at p = 0 (a constant, like a categorical level)")
-        elif c in ext:
-            parts.append(f"extrinsic column {c!r} is constant (every row is {v!r}): its power cannot be determined; "
-                         "it is fixed at q = 0 (factor 1)")
-        else:
-            parts.append(f"categorical column {c!r} has one level ({v!r}): its constant cannot be told apart from C")
-    warnings.warn("; ".join(parts) + ". Vary these columns in the measurements to fit their effect.",
-                  ConstantColumnWarning, stacklevel=3)
-
-
-def _jsonable(v):
-    if isinstance(v, np.generic):
-        return v.item()
-    return v
-
-
-def _is_number(v) -> bool:
-    return isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, (bool, np.bool_))
-
-
-def _finite(v) -> bool:
-    """``v`` is a number that float64 holds finitely (an int too large for float64 is not)."""
-    try:
-        return _is_number(v) and bool(np.isfinite(float(v)))
-    except OverflowError:
-        return False
+#: the warning of constant columns (:func:`perfkit.model.roles.warn_constant_columns`), by its earlier name
+_warn_constant = warn_constant_columns
 
 
 def _check_bounds(value) -> dict:
@@ -721,9 +547,9 @@ def _check_bounds(value) -> dict:
         if key not in DEFAULT_BOUNDS:
             raise ValueError(f"bounds: unknown key {key!r}; use a, p, q, C")
         pair = list(val) if isinstance(val, (list, tuple, np.ndarray)) else None
-        if pair is None or len(pair) != 2 or not all(_is_number(v) for v in pair):
+        if pair is None or len(pair) != 2 or not all(is_number(v) for v in pair):
             raise ValueError(f"bounds[{key!r}]: expected a (lower, upper) pair of numbers, got {val!r}")
-        if not all(_finite(v) for v in pair):
+        if not all(is_finite(v) for v in pair):
             raise ValueError(f"bounds[{key!r}]: expected finite numbers, got {val!r}")
         lo, hi = (float(v) for v in pair)
         if not lo < hi:

@@ -36,14 +36,10 @@ rates: non-negative least squares on the relative error, min Σ((y − ŷ)/y)²
 (:func:`scipy.optimize.nnls`, columns scaled to a maximum of 1). It is convex: one
 answer, no seeds. A rate fitted at 0 drops its term.
 
-On the measured files (thesis splits, seed 0): ``ch4_lenet5.csv`` 12.9 %
-held-out MAPE with the default modifiers (random forest 17.8 %); ``ch5_resattnet3d.csv``
-6.8 % with the batch-1 regime (13 % without; random forest 4.9 %). Compute and step rates by
-the layer shape as well (width ``num_filters`` and ``padding``: a CPU's convolution kernels
-do not run every shape at the same speed) bring Chapter 5 to 4.9 %. Every combination of
-modifier levels then needs its own rate and must occur in fit (a new combination is refused
-by name; :meth:`HybridModel.predictable` says which rows are covered), so those variants are
-tried by the form search, which checks them by cross-validation, and not by
+**Rates by the layer shape** (width ``num_filters`` and ``padding``: a CPU's convolution kernels do not run
+every shape at the same speed). Every combination of modifier levels then needs its own rate and must occur in
+fit (a new combination is refused by name; :meth:`HybridModel.predictable` says which rows are covered), so
+those variants are tried by the form search, which checks them by cross-validation, and not by
 ``make_form("hybrid")``.
 """
 from __future__ import annotations
@@ -51,10 +47,15 @@ from __future__ import annotations
 import time
 
 import numpy as np
-from sklearn.base import BaseEstimator, RegressorMixin
 
 from .._checks import check_int
-from .validation import column_list, validate_frame, validate_target
+from ..measure.spaces import DATASET_SHAPES
+from .base import PerformanceForm
+from .costs import CONFIG_KEYS, NETWORKS, add_costs
+from .leverage import leverage_basis, leverage_of
+from .persist import is_finite
+from .roles import record_roles, role_lists
+from .validation import column_list, missing_column_error, validate_frame, validate_target
 
 __all__ = ["HybridModel", "COSTS", "JSON_FORMAT", "JSON_VERSION", "hybrid_variants", "default_modifiers"]
 
@@ -71,8 +72,6 @@ COSTS = {
 
 
 def _n_train_lenet5(X, fixed):
-    from ..measure.spaces import DATASET_SHAPES
-
     col = X["dataset"] if "dataset" in X.columns else [fixed.get("dataset")] * len(X)
     return np.array([DATASET_SHAPES[d][3] for d in col], dtype=float)
 
@@ -140,7 +139,7 @@ def _g(v) -> str:
     return f"{v:g}" if isinstance(v, float) else str(v)
 
 
-class HybridModel(RegressorMixin, BaseEstimator):
+class HybridModel(PerformanceForm):
     """Analytic costs of the network (FLOPs, activations, parameters) times fitted rates.
 
     Parameters
@@ -176,6 +175,8 @@ class HybridModel(RegressorMixin, BaseEstimator):
         level is "" for a rate shared by every row.
     n_parameters_ : int
         Rates > 0 (the terms that remain).
+    regime_values_ : dict
+        Regime → the value of its column that it marks (``"col=min"``: the smallest in fit).
     share_ : dict
         Cost name → mean share of the predicted time on the training rows.
     leverage_scale_, leverage_basis_ : numpy.ndarray
@@ -197,15 +198,18 @@ class HybridModel(RegressorMixin, BaseEstimator):
         self.n_train = n_train
         self.random_state = random_state
 
+    json_format = JSON_FORMAT
+    json_version = JSON_VERSION
+    fitted_keys = ("numeric", "categorical", "extrinsic", "terms", "rates", "regime_values", "share", "fit_time",
+                   "leverage")
+    fitted_attribute = "rates_"
+    has_leverage = True
+
     # ------------------------------------------------------------------ setup
     def _settings(self):
-        from .costs import NETWORKS
-
         if not isinstance(self.network, str) or self.network not in NETWORKS:
             raise ValueError(f"network: expected one of {sorted(NETWORKS)}, got {self.network!r}")
-        num = column_list("numeric", self.numeric)
-        cat = column_list("categorical", self.categorical)
-        ext = column_list("extrinsic", self.extrinsic)
+        num, cat, ext = role_lists(self.numeric, self.categorical, self.extrinsic)
         for name in ("batch", "workers"):
             if not isinstance(getattr(self, name), str):
                 raise ValueError(f"{name}: expected a column name, got {getattr(self, name)!r}")
@@ -236,8 +240,6 @@ class HybridModel(RegressorMixin, BaseEstimator):
     # --------------------------------------------------------------- features
     def _costs(self, X, fixed):
         import pandas as pd
-
-        from .costs import CONFIG_KEYS, add_costs
 
         need = [k for k in CONFIG_KEYS[self.network][0] if k not in X.columns]
         frame = X.assign(**{k: [fixed[k]] * len(X) for k in need if k in fixed}) if need else X
@@ -320,13 +322,9 @@ class HybridModel(RegressorMixin, BaseEstimator):
         from scipy.optimize import nnls
         from threadpoolctl import threadpool_limits
 
-        from .intervals import leverage_basis
-
         num, cat, ext, fixed, regimes, mods = self._settings()
         for c in (self.batch, self.workers):
             if c not in X.columns:
-                from .validation import missing_column_error
-
                 raise missing_column_error(X, c, "extrinsic")
         validate_frame(X, num, cat, ext)
         y = validate_target(y, X, positive=True)
@@ -347,8 +345,7 @@ class HybridModel(RegressorMixin, BaseEstimator):
             basis = np.zeros((len(rates), sub.shape[1]))
             basis[active] = sub
         self.leverage_scale_, self.leverage_basis_ = scale, basis
-        self.numeric_, self.categorical_, self.extrinsic_ = num, cat, ext
-        self.n_parameters_ = int(np.count_nonzero(self.rates_))
+        record_roles(self, num, cat, ext)
         contrib = Phi * self.rates_
         total = contrib.sum(axis=1)
         share = {}
@@ -357,12 +354,6 @@ class HybridModel(RegressorMixin, BaseEstimator):
         self.share_ = share
         self.fit_time_ = time.perf_counter() - start
         return self
-
-    def _check_fitted(self):
-        if not hasattr(self, "rates_"):
-            from sklearn.exceptions import NotFittedError
-
-            raise NotFittedError("HybridModel is not fitted yet; call fit first")
 
     def predict(self, X):
         """Predicted times for the rows of ``X`` (> 0 while the step rate or any used rate is > 0)."""
@@ -376,8 +367,6 @@ class HybridModel(RegressorMixin, BaseEstimator):
         and W those of the rows of fit divided by their times (columns scaled as in the fit). Studentised
         conformal intervals (:class:`~perfkit.model.intervals.ConformalRegressor`, ``method="studentized"``)
         widen by √(1 + h)."""
-        from .intervals import leverage_of
-
         self._check_fitted()
         validate_frame(X, self.numeric_, self.categorical_, self.extrinsic_)
         Phi = self._design(X)
@@ -403,6 +392,12 @@ class HybridModel(RegressorMixin, BaseEstimator):
         return ok
 
     # --------------------------------------------------------------- reports
+    @property
+    def n_parameters_(self) -> int:
+        """Fitted parameters: the rates > 0 (the terms that remain)."""
+        self._check_fitted()
+        return int(np.count_nonzero(self.rates_))
+
     @property
     def params_(self):
         """The rates as a DataFrame: cost, level, rate, unit, what the cost counts."""
@@ -437,62 +432,40 @@ class HybridModel(RegressorMixin, BaseEstimator):
         return "\n".join(lines) + table
 
     # ------------------------------------------------------------------ JSON
-    def to_json(self, path=None) -> str:
-        """Serialise settings and rates as JSON (never pickle); floats round-trip exactly."""
-        from .generic import _dump_json, _json_tree
-
-        self._check_fitted()
-        doc = {"format": JSON_FORMAT, "version": JSON_VERSION,
-               "settings": {k: _json_tree(v) for k, v in self.get_params().items()},
-               "fitted": {"numeric": self.numeric_, "categorical": self.categorical_, "extrinsic": self.extrinsic_,
-                          "terms": [list(t) for t in self.terms_], "rates": [float(r) for r in self.rates_],
-                          "regime_values": self.regime_values_, "share": self.share_, "fit_time": self.fit_time_,
-                          "leverage": {"scale": [float(v) for v in self.leverage_scale_],
-                                       "basis": [[float(v) for v in row] for row in self.leverage_basis_]}}}
-        return _dump_json(doc, path)
-
-    def save(self, path) -> None:
-        self.to_json(path)
+    def _fitted_doc(self) -> dict:
+        """The ``fitted`` object of :meth:`to_doc`: roles, terms ``[cost, level]``, rates, regimes, shares and the
+        leverage arrays."""
+        return {"numeric": self.numeric_, "categorical": self.categorical_, "extrinsic": self.extrinsic_,
+                "terms": [list(t) for t in self.terms_], "rates": [float(r) for r in self.rates_],
+                "regime_values": self.regime_values_, "share": self.share_, "fit_time": self.fit_time_,
+                "leverage": {"scale": [float(v) for v in self.leverage_scale_],
+                             "basis": [[float(v) for v in row] for row in self.leverage_basis_]}}
 
     @classmethod
-    def from_json(cls, source) -> "HybridModel":
-        """Rebuild a fitted model from :meth:`to_json` output; any inconsistency is one ``ValueError`` naming the key."""
-        from .generic import _check_envelope, _finite, _load_json
-        from .intervals import leverage_from_doc
-
-        doc, where = _load_json(source)
-        model, (num, cat, ext, fixed, regimes, mods), f, fail, short = _check_envelope(
-            cls, doc, where, JSON_FORMAT, JSON_VERSION,
-            ("numeric", "categorical", "extrinsic", "terms", "rates", "regime_values", "share", "fit_time",
-             "leverage"))
-        if (f["numeric"], f["categorical"], f["extrinsic"]) != (num, cat, ext):
-            raise fail("fitted columns do not match the settings' numeric/categorical/extrinsic")
-        terms = f["terms"]
+    def _restore(cls, model, checked, reader):
+        """Check a document's ``fitted`` object (terms of known costs, rates >= 0, one value per regime, ...) and
+        set it on ``model``."""
+        num, cat, ext, fixed, regimes, mods = checked
+        reader.roles(num, cat, ext)
+        terms, short = reader["terms"], reader.short
         if not isinstance(terms, list) or not all(isinstance(t, list) and len(t) == 2 and t[0] in COSTS
                                                   and isinstance(t[1], str) for t in terms):
-            raise fail(f"fitted.terms: expected a list of [cost, level] pairs, got {short(terms)}")
-        rates = f["rates"]
-        if not isinstance(rates, list) or len(rates) != len(terms) or not all(_finite(r) and r >= 0 for r in rates):
-            raise fail(f"fitted.rates: expected {len(terms)} finite numbers >= 0, got {short(rates)}")
-        rv = f["regime_values"]
+            raise reader.fail(f"fitted.terms: expected a list of [cost, level] pairs, got {short(terms)}")
+        rates = reader["rates"]
+        if not isinstance(rates, list) or len(rates) != len(terms) or not all(is_finite(r) and r >= 0 for r in rates):
+            raise reader.fail(f"fitted.rates: expected {len(terms)} finite numbers >= 0, got {short(rates)}")
+        rv = reader["regime_values"]
         if not isinstance(rv, dict) or sorted(rv) != sorted(regimes):
-            raise fail(f"fitted.regime_values: expected one value per regime {regimes}, got {short(rv)}")
-        share = f["share"]
-        if not isinstance(share, dict) or not all(k in COSTS and _finite(v) for k, v in share.items()):
-            raise fail(f"fitted.share: expected cost -> number, got {short(share)}")
-        if not _finite(f["fit_time"]) or f["fit_time"] < 0:
-            raise fail(f"fitted.fit_time: expected a number >= 0, got {short(f['fit_time'])}")
-        lev = leverage_from_doc(f["leverage"], len(terms), ("scale", "basis"), fail, short)
+            raise reader.fail(f"fitted.regime_values: expected one value per regime {regimes}, got {short(rv)}")
+        share = reader["share"]
+        if not isinstance(share, dict) or not all(k in COSTS and is_finite(v) for k, v in share.items()):
+            raise reader.fail(f"fitted.share: expected cost -> number, got {short(share)}")
+        lev = reader.leverage(len(terms), ("scale", "basis"))
         model.leverage_scale_, model.leverage_basis_ = lev["scale"], lev["basis"]
-        model.numeric_, model.categorical_, model.extrinsic_ = num, cat, ext
+        record_roles(model, num, cat, ext)
         model.terms_ = [tuple(t) for t in terms]
         model.rates_ = np.asarray(rates, dtype=float)
         model.regime_values_ = dict(rv)
         model.share_ = dict(share)
-        model.fit_time_ = float(f["fit_time"])
-        model.n_parameters_ = int(np.count_nonzero(model.rates_))
+        model.fit_time_ = reader.number("fit_time", minimum=0)
         return model
-
-    @classmethod
-    def load(cls, path) -> "HybridModel":
-        return cls.from_json(path)

@@ -18,15 +18,13 @@ Three ways to get the errors (``method``):
   leverage. A fold model has fewer rows than the model on all rows, so its errors are
   larger, by more the more terms the model has per row; the leverage corrects for
   that (for least squares on fixed terms it is exact: the error at x has variance
-  σ²(1 + h(x))). The log-linear and hybrid forms have a ``leverage`` method; for any
-  other estimator h = 0 (plain cross-validated errors around the model on all rows).
-  No finite-sample guarantee; measured: 90 % intervals of the auto-selected forms held
-  85.3–94.7 % of the held-out rows on Chapters 4 and 5 and the two third-party datasets,
-  over six fit/held-out splits each (mean 90.5–92.1 % per dataset).
+  σ²(1 + h(x))). The forms whose class says ``has_leverage`` (the log-linear and hybrid
+  forms, :class:`~perfkit.model.base.RowCapabilities`) give h; for any other estimator
+  h = 0 (plain cross-validated errors around the model on all rows). No finite-sample
+  guarantee.
 - ``"cv+"``: the CV+ construction (Barber et al. 2021) from the K fold models:
   at least 1 − 2α in theory, about 1 − α when the fold models are about as good as
-  the model on all rows. It is conservative when they are not: the NVIDIA tables'
-  log-linear model (294 terms on 530 rows) covered 95.9–99.2 % over six splits.
+  the model on all rows; conservative when they are not (many terms per row).
 - ``"split"``: a held-out calibration share; exactly the 1 − α guarantee, on a model
   fitted to fewer rows.
 
@@ -51,13 +49,22 @@ import numpy as np
 from sklearn.base import BaseEstimator, RegressorMixin
 
 from .._checks import check_int
+from .base import PerformanceForm, RowCapabilities, leverage_of_model, predictable_mask
+from .baselines import FrameValidator
+from .leverage import leverage_basis, leverage_of
+from .persist import SavedModel, is_finite, jsonable, leverage_from_doc, model_from_doc
 from .validation import column_list, missing_column_error, numeric_column, validate_target
 
 __all__ = ["ConformalRegressor", "ExtrapolationWarning", "coverage_of", "seen_rows", "predictable_rows", "METHODS",
-           "leverage_basis", "leverage_of", "JSON_FORMAT", "JSON_VERSION"]
+           "leverage_basis", "leverage_of", "leverage_from_doc", "JSON_FORMAT", "JSON_VERSION"]
 
 #: ways :class:`ConformalRegressor` computes its scores
 METHODS = ("cv+", "studentized", "split")
+#: ``format`` and newest ``version`` of the JSON that :meth:`ConformalRegressor.to_json` writes
+JSON_FORMAT = "perfkit.ConformalRegressor"
+JSON_VERSION = 1
+_SETTINGS = ("method", "n_splits", "calibration", "random_state")
+_FITTED = ("estimator", "estimators", "scores", "fold", "ranges", "levels", "fit_time")
 _CHUNK = 4_000_000  # test rows × training rows held in memory at once by the CV+ quantiles
 
 
@@ -65,7 +72,7 @@ class ExtrapolationWarning(UserWarning):
     """Rows to predict lie outside the fitted range of a column, or have a category level not seen in fit."""
 
 
-class ConformalRegressor(RegressorMixin, BaseEstimator):
+class ConformalRegressor(RowCapabilities, SavedModel, RegressorMixin, BaseEstimator):
     """Conformal prediction intervals on the relative error |log(y / ŷ)| of any regressor.
 
     Parameters
@@ -117,7 +124,20 @@ class ConformalRegressor(RegressorMixin, BaseEstimator):
         Categorical column → levels seen in fit.
     fit_time_ : float
         Wall time of ``fit`` in seconds.
+
+    Notes
+    -----
+    It saves itself through the codec of :mod:`perfkit.model.persist` (``to_doc``/``from_doc``,
+    ``to_json``/``from_json``) when its models are perfkit forms, and says which rows it can predict
+    (:meth:`predictable`), but it is not a :class:`~perfkit.model.base.PerformanceForm`: it wraps any
+    regressor, black boxes included, so a formula or a parameter count is its estimator's
+    (``estimator_.formula()`` for a form).
     """
+
+    json_format = JSON_FORMAT
+    json_version = JSON_VERSION
+    fitted_keys = _FITTED
+    fitted_attribute = "scores_"
 
     def __init__(self, estimator, *, method="studentized", n_splits=5, calibration=0.25, random_state=0):
         self.estimator = estimator
@@ -140,16 +160,16 @@ class ConformalRegressor(RegressorMixin, BaseEstimator):
         check_int("random_state", self.random_state, minimum=0)
 
     def _roles(self, X):
-        """(numeric-like columns, categorical columns) to check for extrapolation."""
+        """(numeric-like columns, categorical columns) to check for extrapolation: the roles of a perfkit form or
+        of a :func:`~perfkit.model.baselines.make_baseline` pipeline's check step, else the dtypes of ``X``."""
+        from sklearn.pipeline import Pipeline
+
         est = self.estimator
-        if not any(hasattr(est, r) for r in ("numeric", "categorical", "extrinsic")):
-            steps = getattr(est, "steps", None)  # a make_baseline pipeline: roles on its "check" step
-            if steps and any(hasattr(steps[0][1], r) for r in ("numeric", "categorical", "extrinsic")):
-                est = steps[0][1]
-        if any(hasattr(est, r) for r in ("numeric", "categorical", "extrinsic")):
-            num = column_list("numeric", getattr(est, "numeric", ())) + \
-                column_list("extrinsic", getattr(est, "extrinsic", ()))
-            return num, column_list("categorical", getattr(est, "categorical", ()))
+        if isinstance(est, Pipeline) and est.steps and isinstance(est.steps[0][1], FrameValidator):
+            est = est.steps[0][1]
+        if isinstance(est, (PerformanceForm, FrameValidator)):
+            num = column_list("numeric", est.numeric) + column_list("extrinsic", est.extrinsic)
+            return num, column_list("categorical", est.categorical)
         import pandas as pd
 
         num = [c for c in X.columns if pd.api.types.is_numeric_dtype(X[c]) and not pd.api.types.is_bool_dtype(X[c])]
@@ -235,7 +255,7 @@ class ConformalRegressor(RegressorMixin, BaseEstimator):
     def _scores_from_folds(self, X, y, folds, models, predictions, seen):
         """Out-of-fold scores from the fold models (``predictions``: theirs for the rows ``seen`` marks in each
         fold's test rows); for ``"studentized"`` each divided by √(1 + h) with h the row's leverage under its
-        fold model (:func:`_leverage`). Keeps the fold models for ``"cv+"``, only the model on all rows else."""
+        fold model (:func:`~perfkit.model.base.leverage_of_model`). Keeps the fold models for ``"cv+"``, only the model on all rows else."""
         fold, pred, lev = np.full(len(X), -1, dtype=int), np.ones(len(X)), np.zeros(len(X))
         for i, ((_, te), model, ok, p) in enumerate(zip(folds, models, seen, predictions)):
             p = np.asarray(p, dtype=float)
@@ -245,7 +265,7 @@ class ConformalRegressor(RegressorMixin, BaseEstimator):
                                  "the relative error need positive predictions")
             pred[te[ok]], fold[te[ok]] = p, i
             if self.method == "studentized" and ok.any():
-                lev[te[ok]] = _leverage(model, X.iloc[te[ok]])
+                lev[te[ok]] = leverage_of_model(model, X.iloc[te[ok]])
         scored = fold >= 0
         if not scored.any():
             raise ValueError("X: no row could be scored: every held-out row has a category level its fold lacks")
@@ -276,12 +296,6 @@ class ConformalRegressor(RegressorMixin, BaseEstimator):
         return self
 
     # ---------------------------------------------------------------- predict
-    def _check_fitted(self):
-        if not hasattr(self, "scores_"):
-            from sklearn.exceptions import NotFittedError
-
-            raise NotFittedError("ConformalRegressor is not fitted yet; call fit first")
-
     def predict(self, X):
         """Point predictions of :attr:`estimator_`."""
         self._check_fitted()
@@ -293,8 +307,7 @@ class ConformalRegressor(RegressorMixin, BaseEstimator):
         self._check_fitted()
         ok = np.ones(len(X), dtype=bool)
         for m in [self.estimator_] + (list(self.estimators_) if self.method == "cv+" else []):
-            if hasattr(m, "predictable"):
-                ok &= np.asarray(m.predictable(X), dtype=bool)
+            ok &= predictable_mask(m, X)
         return ok
 
     def predict_interval(self, X, coverage=0.9):
@@ -363,7 +376,7 @@ class ConformalRegressor(RegressorMixin, BaseEstimator):
         elif self.method in ("split", "studentized"):
             q = np.partition(self.scores_, rank_hi - 1)[rank_hi - 1]
             if self.method == "studentized":
-                q = q * np.sqrt(1.0 + _leverage(self.estimator_, X))
+                q = q * np.sqrt(1.0 + leverage_of_model(self.estimator_, X))
             lower, upper = pred * np.exp(-q), pred * np.exp(q)
         else:
             rank_lo = n + 1 - rank_hi  # = ⌊α(n+1)⌋, without the rounding error of 1 − coverage
@@ -421,23 +434,68 @@ class ConformalRegressor(RegressorMixin, BaseEstimator):
         return self._extrapolation(X)[0]
 
     # ------------------------------------------------------------------ JSON
-    def to_json(self, path=None) -> str:
-        """The fitted intervals as JSON (see :func:`_to_json`); written atomically to ``path`` if given."""
-        return _to_json(self, path)
-
-    def save(self, path) -> None:
-        """Write the model to ``path`` as JSON."""
-        _to_json(self, path)
+    @classmethod
+    def _setting_names(cls) -> list:
+        return list(_SETTINGS)
 
     @classmethod
-    def from_json(cls, source) -> "ConformalRegressor":
-        """Rebuild a fitted model from :meth:`to_json` output (see :func:`_from_json`)."""
-        return _from_json(cls, source)
+    def _from_settings(cls, settings):
+        model = cls(None, **settings)
+        check_int("n_splits", model.n_splits, minimum=2)
+        check_int("random_state", model.random_state, minimum=0)
+        if model.method not in METHODS:
+            raise ValueError(f"method: expected one of {METHODS}, got {model.method!r}")
+        return model, None
+
+    def _settings_doc(self) -> dict:
+        return {k: jsonable(getattr(self, k)) for k in _SETTINGS}
+
+    def _fitted_doc(self) -> dict:
+        """The wrapped models (their own documents; the fold models for ``"cv+"`` only), the scores and the fitted
+        ranges; ``ValueError`` when a wrapped model cannot be saved (not a perfkit form)."""
+        for m in [self.estimator_] + list(self.estimators_):
+            if not isinstance(m, SavedModel):
+                raise ValueError(f"estimator: {type(m).__name__} cannot be saved as JSON (no to_json); "
+                                 "wrap a perfkit model form")
+        return {"estimator": self.estimator_.to_doc(),
+                "estimators": [m.to_doc() for m in self.estimators_] if self.method == "cv+" else [],
+                "scores": [float(s) for s in self.scores_], "fold": [int(k) for k in self.fold_],
+                "ranges": {c: [float(lo), float(hi)] for c, (lo, hi) in self.ranges_.items()},
+                "levels": {c: [jsonable(v) for v in lv] for c, lv in self.levels_.items()},
+                "fit_time": float(self.fit_time_)}
 
     @classmethod
-    def load(cls, path) -> "ConformalRegressor":
-        """Read a model that :meth:`save` wrote."""
-        return _from_json(cls, path)
+    def _restore(cls, model, checked, reader):
+        """The wrapped models (:func:`perfkit.model.persist.model_from_doc`), then the scores, folds, ranges and
+        levels, each checked (a fold index out of range, a score that is not a finite number >= 0, ... raise one
+        ``ValueError`` naming the key)."""
+        fail, f = reader.fail, reader.fitted
+        estimator = model_from_doc(f["estimator"], reader.where)
+        if not isinstance(f["estimators"], list):
+            raise fail("fitted.estimators: expected a list of model documents")
+        estimators = ([model_from_doc(d, reader.where) for d in f["estimators"]] if model.method == "cv+"
+                      else [estimator])
+        scores, fold = f["scores"], f["fold"]
+        if not isinstance(scores, list) or not scores or not all(is_finite(s) and s >= 0 for s in scores):
+            raise fail("fitted.scores: expected a non-empty list of finite numbers >= 0")
+        n_folds = {"cv+": len(estimators), "studentized": model.n_splits, "split": 1}[model.method]
+        if not isinstance(fold, list) or len(fold) != len(scores) or not all(
+                isinstance(k, int) and not isinstance(k, bool) and 0 <= k < n_folds for k in fold):
+            raise fail(f"fitted.fold: expected {len(scores)} fold indices from 0 to {n_folds - 1}")
+        ranges = f["ranges"]
+        if not isinstance(ranges, dict) or not all(isinstance(r, list) and len(r) == 2 and all(is_finite(x) for x in r)
+                                                   for r in ranges.values()):
+            raise fail("fitted.ranges: expected column -> [min, max]")
+        if not isinstance(f["levels"], dict) or not all(isinstance(lv, list) for lv in f["levels"].values()):
+            raise fail("fitted.levels: expected column -> list of levels")
+        model.estimator = estimator
+        model.estimator_, model.estimators_ = estimator, estimators
+        model.scores_, model.fold_ = np.asarray(scores, dtype=float), np.asarray(fold, dtype=int)
+        model.n_calibration_ = len(scores)
+        model.ranges_ = {c: (float(lo), float(hi)) for c, (lo, hi) in ranges.items()}
+        model.levels_ = {c: list(lv) for c, lv in f["levels"].items()}
+        model.fit_time_ = float(f["fit_time"]) if is_finite(f["fit_time"]) else 0.0
+        return model
 
 
 def seen_rows(X_train, X_test, categorical) -> np.ndarray:
@@ -454,24 +512,12 @@ def seen_rows(X_train, X_test, categorical) -> np.ndarray:
 
 def predictable_rows(model, X_train, X_test, categorical) -> np.ndarray:
     """Mask of the rows of ``X_test`` that ``model`` (fitted on ``X_train``) can predict: every categorical level
-    seen (:func:`seen_rows`) and, for a model with a ``predictable`` method (the hybrid form, whose modified
-    rates exist only for the combinations of levels seen in fit), every row it covers."""
+    seen (:func:`seen_rows`) and every row its :meth:`~perfkit.model.base.RowCapabilities.predictable` covers (the
+    hybrid form's modified rates exist only for the combinations of levels seen in fit)."""
     ok = seen_rows(X_train, X_test, categorical)
-    if hasattr(model, "predictable") and ok.any():
-        ok[ok] = np.asarray(model.predictable(X_test[ok]), dtype=bool)
+    if ok.any():
+        ok[ok] = predictable_mask(model, X_test[ok])
     return ok
-
-
-def _leverage(model, X) -> np.ndarray:
-    """The leverages ``model.leverage(X)`` of a form that has them (the log-linear and hybrid forms), else zeros
-    (the studentised scores are then the plain relative errors)."""
-    f = getattr(model, "leverage", None)
-    if not callable(f):
-        return np.zeros(len(X))
-    h = np.asarray(f(X), dtype=float).ravel()
-    if not np.all(np.isfinite(h) & (h >= 0)):
-        raise ValueError(f"estimator: {type(model).__name__}.leverage gave a value that is not a finite number >= 0")
-    return h
 
 
 def _check_coverage(coverage) -> float:
@@ -487,58 +533,10 @@ def _positive_predictions(model, X) -> np.ndarray:
     if bad.any():
         pos = int(np.flatnonzero(bad)[0])
         label = X.index[pos]
-        label = label.item() if isinstance(label, np.generic) else label
+        label = jsonable(label)
         raise ValueError(f"estimator: prediction {pred[pos]:g} for row {label!r} is not a finite time > 0; "
                          "intervals on the relative error need positive predictions")
     return pred
-
-
-def leverage_basis(design) -> np.ndarray:
-    """A matrix L with L·Lᵀ the pseudo-inverse of DᵀD, for the rows D of a least-squares fit (``design``).
-
-    The leverage of a row d, dᵀ(DᵀD)⁺d = ‖dᵀL‖² (:func:`leverage_of`), is the variance of the fitted value at d
-    in units of the residual variance. Directions with an eigenvalue below 1e-10 of the largest (terms the rows
-    cannot tell apart) are left out, as the minimum-norm solution leaves them. An empty design gives an empty L.
-    """
-    D = np.asarray(design, dtype=float)
-    if D.ndim != 2 or D.shape[1] == 0:
-        return np.zeros((0 if D.ndim != 2 else D.shape[1], 0))
-    w, V = np.linalg.eigh(D.T @ D)
-    keep = w > 1e-10 * max(float(w.max()), np.finfo(float).tiny)
-    return np.ascontiguousarray(V[:, keep] / np.sqrt(w[keep]))  # the layout a JSON round trip gives back
-
-
-def leverage_of(rows, basis) -> np.ndarray:
-    """Leverages ‖dᵀL‖² of the design rows ``rows`` under a :func:`leverage_basis` ``basis``."""
-    R = np.asarray(rows, dtype=float)
-    if R.shape[1] == 0:
-        return np.zeros(len(R))
-    Y = R @ basis
-    return np.einsum("ij,ij->i", Y, Y)
-
-
-def leverage_from_doc(v, p: int, keys, fail, short) -> dict:
-    """The arrays of a model's saved ``fitted.leverage`` object, checked: ``keys`` exactly, of ``n`` (an integer >= 1),
-    ``center`` and ``scale`` (p finite numbers, scale > 0) and ``basis`` (p rows of equal length, finite), for a
-    model of p terms; ``fail(message)`` makes the error (naming the object), ``short`` shows the bad value."""
-    from .generic import _finite
-
-    def vector(a, positive=False):
-        return isinstance(a, list) and len(a) == p and all(_finite(x) and (x > 0 or not positive) for x in a)
-
-    checks = {"n": lambda n: isinstance(n, int) and not isinstance(n, bool) and n >= 1,
-              "center": vector, "scale": lambda a: vector(a, positive=True),
-              "basis": lambda b: isinstance(b, list) and len(b) == p and all(
-                  isinstance(r, list) and len(r) == len(b[0]) and all(_finite(x) for x in r) for r in b)}
-    if not (isinstance(v, dict) and sorted(v) == sorted(keys) and all(checks[k](v[k]) for k in keys)):
-        what = {"n": "n an integer >= 1", "center": f"center {p} finite numbers",
-                "scale": f"scale {p} finite numbers > 0", "basis": f"basis {p} rows of equal length"}
-        raise fail(f"fitted.leverage: expected {{{', '.join(keys)}}} for {p} terms "
-                   f"({', '.join(what[k] for k in keys)}), got {short(v)}")
-    out = {k: (v[k] if k == "n" else np.asarray(v[k], dtype=float)) for k in keys}
-    basis = v["basis"]
-    out["basis"] = out["basis"].reshape(p, len(basis[0]) if basis else 0)
-    return out
 
 
 def coverage_of(intervals, y) -> float:
@@ -557,106 +555,3 @@ def coverage_of(intervals, y) -> float:
         raise ValueError("y: no values")
     lo, hi = intervals["lower"].to_numpy(dtype=float), intervals["upper"].to_numpy(dtype=float)
     return float(np.mean((values >= lo) & (values <= hi)))
-
-
-# ------------------------------------------------------------------------------------ JSON
-JSON_FORMAT = "perfkit.ConformalRegressor"
-JSON_VERSION = 1
-_SETTINGS = ("method", "n_splits", "calibration", "random_state")
-_FITTED = ("estimator", "estimators", "scores", "fold", "ranges", "levels", "fit_time")
-
-
-def _to_json(self, path=None) -> str:
-    """Serialise the wrapped models, the scores and the fitted ranges as JSON (never pickle).
-
-    ``{"format": "perfkit.ConformalRegressor", "version": 1, "settings": {method, n_splits,
-    calibration, random_state}, "fitted": {"estimator": <the model's own JSON document>,
-    "estimators": [...fold models...], "scores", "fold", "ranges", "levels", "fit_time"}}``.
-    The wrapped models must have ``to_json`` (every perfkit form does).
-    """
-    import json
-
-    from .generic import _dump_json
-
-    self._check_fitted()
-    for m in [self.estimator_] + list(self.estimators_):
-        if not callable(getattr(m, "to_json", None)):
-            raise ValueError(f"estimator: {type(m).__name__} cannot be saved as JSON (no to_json); "
-                             "wrap a perfkit model form")
-
-    def doc(m):
-        return json.loads(m.to_json())
-
-    def jsonable(v):
-        return v.item() if isinstance(v, np.generic) else v
-
-    out = {"format": JSON_FORMAT, "version": JSON_VERSION,
-           "settings": {k: jsonable(getattr(self, k)) for k in _SETTINGS},
-           "fitted": {"estimator": doc(self.estimator_),
-                      "estimators": [doc(m) for m in self.estimators_] if self.method == "cv+" else [],
-                      "scores": [float(s) for s in self.scores_], "fold": [int(k) for k in self.fold_],
-                      "ranges": {c: [float(lo), float(hi)] for c, (lo, hi) in self.ranges_.items()},
-                      "levels": {c: [jsonable(v) for v in lv] for c, lv in self.levels_.items()},
-                      "fit_time": float(self.fit_time_)}}
-    return _dump_json(out, path)
-
-
-def _from_json(cls, source):
-    """Rebuild a fitted :class:`ConformalRegressor` from :meth:`to_json` output (text or a path).
-
-    The wrapped models are read by :func:`perfkit.model.persist.model_from_doc`; anything
-    inconsistent (a missing key, a fold index out of range, scores that are not finite
-    numbers >= 0) raises one ``ValueError`` naming the key.
-    """
-    from .generic import _finite, _load_json
-    from .persist import model_from_doc
-
-    doc, where = _load_json(source)
-
-    def fail(msg):
-        return ValueError(f"model JSON{where}: {msg}")
-
-    if not isinstance(doc, dict) or doc.get("format") != JSON_FORMAT:
-        raise fail(f"not a {JSON_FORMAT} document")
-    v = doc.get("version")
-    if isinstance(v, bool) or not isinstance(v, int) or not 1 <= v <= JSON_VERSION:
-        raise fail(f"version: expected an integer from 1 to {JSON_VERSION}, got {v!r}")
-    settings, f = doc.get("settings"), doc.get("fitted")
-    if not isinstance(settings, dict) or sorted(settings) != sorted(_SETTINGS):
-        raise fail(f"settings: expected exactly the keys {list(_SETTINGS)}")
-    if not isinstance(f, dict) or sorted(f) != sorted(_FITTED):
-        raise fail(f"fitted: expected exactly the keys {list(_FITTED)}")
-    model = cls(None, **settings)
-    try:
-        check_int("n_splits", model.n_splits, minimum=2)
-        check_int("random_state", model.random_state, minimum=0)
-        if model.method not in METHODS:
-            raise ValueError(f"method: expected one of {METHODS}, got {model.method!r}")
-    except ValueError as exc:
-        raise fail(f"settings: {exc}") from None
-    estimator = model_from_doc(f["estimator"], where)
-    if not isinstance(f["estimators"], list):
-        raise fail("fitted.estimators: expected a list of model documents")
-    estimators = [model_from_doc(d, where) for d in f["estimators"]] if model.method == "cv+" else [estimator]
-    scores, fold = f["scores"], f["fold"]
-    if not isinstance(scores, list) or not scores or not all(_finite(s) and s >= 0 for s in scores):
-        raise fail("fitted.scores: expected a non-empty list of finite numbers >= 0")
-    n_folds = {"cv+": len(estimators), "studentized": model.n_splits, "split": 1}[model.method]
-    if not isinstance(fold, list) or len(fold) != len(scores) or not all(
-            isinstance(k, int) and not isinstance(k, bool) and 0 <= k < n_folds for k in fold):
-        raise fail(f"fitted.fold: expected {len(scores)} fold indices from 0 to {n_folds - 1}")
-    ranges = f["ranges"]
-    if not isinstance(ranges, dict) or not all(isinstance(r, list) and len(r) == 2 and all(_finite(x) for x in r)
-                                               for r in ranges.values()):
-        raise fail("fitted.ranges: expected column -> [min, max]")
-    if not isinstance(f["levels"], dict) or not all(isinstance(lv, list) for lv in f["levels"].values()):
-        raise fail("fitted.levels: expected column -> list of levels")
-    model.estimator = estimator
-    model.estimator_, model.estimators_ = estimator, estimators
-    model.scores_, model.fold_ = np.asarray(scores, dtype=float), np.asarray(fold, dtype=int)
-    model.n_calibration_ = len(scores)
-    model.ranges_ = {c: (float(lo), float(hi)) for c, (lo, hi) in ranges.items()}
-    model.levels_ = {c: list(lv) for c, lv in f["levels"].items()}
-    model.fit_time_ = float(f["fit_time"]) if _finite(f["fit_time"]) else 0.0
-    return model
-

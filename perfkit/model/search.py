@@ -31,7 +31,13 @@ from typing import Any, Callable
 import numpy as np
 
 from .._checks import check_int
-from .intervals import predictable_rows, seen_rows
+from .base import PerformanceForm
+from .fitting import _check_n_jobs, _parallel
+from .forms import LogLinearModel
+from .generic import GenericPerformanceModel
+from .hybrid import HybridModel, hybrid_variants
+from .intervals import ConformalRegressor, predictable_rows, seen_rows
+from .metrics import mape
 from .validation import column_list, validate_frame, validate_target
 
 __all__ = ["FORMS", "Candidate", "FormSearch", "form_candidates", "search_forms", "n_parameters", "make_form",
@@ -40,8 +46,7 @@ __all__ = ["FORMS", "Candidate", "FormSearch", "form_candidates", "search_forms"
 
 #: the thesis form's engine settings in a search: at most 100 generations of a population of 5 per power, the
 #: powers searched on 300 rows (the linear parameters, the refinement's objective and the score use all
-#: rows). On the Chapter 4 data (1200 rows, seed 0) this reaches the same objective as the engine's
-#: defaults to 1e-14 relative in half the time; a single fit (``--form thesis``) keeps the defaults.
+#: rows); a single fit (``--form thesis``) keeps the engine's defaults.
 THESIS_SEARCH = {"maxiter": 100, "popsize": 5, "search_rows": 300}
 
 
@@ -56,10 +61,8 @@ class Candidate:
 
 # ------------------------------------------------------------------------------ the forms
 def _thesis(roles, network, random_state, options):
-    """The thesis form fitted to relative error (the search scores MAPE; the MAE fit of eq. 4.9 lands 9–230
-    points of CV MAPE above it on every dataset we have, at the same cost, so it is not tried)."""
-    from .generic import GenericPerformanceModel
-
+    """The thesis form fitted to relative error: the search scores MAPE, which the relative error is the loss of
+    (the MAE fit of eq. 4.9 is not tried)."""
     kw = dict(random_state=random_state, loss="relative", **THESIS_SEARCH)
     kw.update(options.get("thesis", {}))
     return [Candidate("thesis", "Σ a·I^p + Σ κ, × Π E^q, + C (eq. 4.4), relative error",
@@ -67,8 +70,6 @@ def _thesis(roles, network, random_state, options):
 
 
 def _loglinear(roles, network, random_state, options):
-    from .forms import LogLinearModel
-
     variants = [
         (dict(interactions=False, category_terms=False), "log-log powers + category levels"),
         (dict(interactions=False, category_terms=True), "powers + levels + level × log"),
@@ -85,8 +86,6 @@ def _loglinear(roles, network, random_state, options):
 def _hybrid(roles, network, random_state, options):
     if network is None:
         return []
-    from .hybrid import HybridModel, hybrid_variants
-
     extra = options.get("hybrid", {})
     return [Candidate("hybrid", words, HybridModel(network=network, **roles, **{**kw, **extra},
                                                    random_state=random_state))
@@ -132,13 +131,9 @@ def make_form(form: str, numeric=(), categorical=(), extrinsic=(), *, network=No
     ``settings`` override the estimator's own (e.g. ``interactions=False``, ``loss="relative"``).
     """
     if form == "thesis":
-        from .generic import GenericPerformanceModel
-
         est = GenericPerformanceModel(numeric=numeric, categorical=categorical, extrinsic=extrinsic,
                                       random_state=random_state)
     elif form == "hybrid" and network is not None:  # the richest variant that covers any combination of levels
-        from .hybrid import HybridModel, hybrid_variants
-
         roles = dict(numeric=column_list("numeric", numeric), categorical=column_list("categorical", categorical),
                      extrinsic=column_list("extrinsic", extrinsic))
         est = HybridModel(network=network, **roles, **hybrid_variants(network, roles, shape=False)[-1][0],
@@ -151,14 +146,11 @@ def make_form(form: str, numeric=(), categorical=(), extrinsic=(), *, network=No
 
 # ------------------------------------------------------------------------------ scoring
 def n_parameters(model) -> int:
-    """Number of fitted parameters of a fitted model (the "simplest" of the one-standard-error rule)."""
-    if hasattr(model, "n_parameters_"):
-        return int(model.n_parameters_)
-    if hasattr(model, "term_specs_"):  # LogLinearModel: the terms and the intercept
-        return len(model.term_specs_) + 1
-    if hasattr(model, "powers_"):  # GenericPerformanceModel: linear parameters and powers
-        return len(model.coef_) + len(model.powers_)
-    raise ValueError(f"n_parameters: no parameter count for {type(model).__name__}")
+    """Number of fitted parameters of a fitted model form, its :attr:`~perfkit.model.base.PerformanceForm.n_parameters_`
+    (the "simplest" of the one-standard-error rule); ``ValueError`` for any other model."""
+    if not isinstance(model, PerformanceForm):
+        raise ValueError(f"n_parameters: no parameter count for {type(model).__name__}")
+    return int(model.n_parameters_)
 
 
 def _score_fold(est, X, y, tr, te, categorical):
@@ -179,8 +171,6 @@ def _score_fold(est, X, y, tr, te, categorical):
 def _paired_scores(results, folds, y, n_cands):
     """Per candidate, the MAPE of each fold on the held-out rows that *every* candidate can predict (so the
     comparison stays paired), and the number of rows left out that way."""
-    from .metrics import mape
-
     k = len(folds)
     scores, unscored = np.zeros((n_cands, k)), 0
     for j, (_, te) in enumerate(folds):
@@ -244,7 +234,7 @@ class FormSearch:
             body = show.to_string(index=False, float_format=lambda v: f"{v:.3g}")
         best = self.table.loc[self.table["cv_mape"].idxmin()]
         est = self.estimator_
-        formula = est.formula() if hasattr(est, "formula") else ""
+        formula = est.formula() if isinstance(est, PerformanceForm) else ""
         lines = [f"form search: {len(t)} candidates, {self.cv}-fold CV MAPE (%), mean ± standard error over folds",
                  body, "",
                  f"rule: the fewest parameters among candidates within one standard error of the best "
@@ -307,9 +297,6 @@ def search_forms(X, y, numeric=(), categorical=(), extrinsic=(), *, forms="auto"
     """
     import pandas as pd
     from sklearn.model_selection import KFold
-
-    from .fitting import _check_n_jobs, _parallel
-    from .intervals import ConformalRegressor
 
     k = check_int("cv", cv, minimum=2)
     check_int("random_state", random_state, minimum=0)
