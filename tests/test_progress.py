@@ -105,7 +105,7 @@ def test_status_line_without_progress_and_past_the_expected_time():
 def test_parallel_reports_done_counts(pfile, monkeypatch):
     from joblib import delayed
 
-    from perfkit.model.fitting import _parallel
+    from perfkit.model.fitting import run_parallel
 
     seen = []
     real = pg.report
@@ -115,7 +115,7 @@ def test_parallel_reports_done_counts(pfile, monkeypatch):
         real(section, done, total)
 
     monkeypatch.setattr(pg, "report", record)
-    out = _parallel(1, None, (delayed(pow)(i, 2) for i in range(4)), 4, "Table 4.2 DE fits", False)
+    out = run_parallel(1, None, (delayed(pow)(i, 2) for i in range(4)), 4, "Table 4.2 DE fits", False)
     assert out == [0, 1, 4, 9]
     assert seen == [("Table 4.2 DE fits", k, 4) for k in range(5)]
     data = pg.read_progress(pfile)
@@ -125,19 +125,19 @@ def test_parallel_reports_done_counts(pfile, monkeypatch):
 def _inner(k):
     from joblib import delayed
 
-    from perfkit.model.fitting import _parallel
+    from perfkit.model.fitting import run_parallel
 
-    return sum(_parallel(1, None, [delayed(abs)(-k)], 1, "inner", False))
+    return sum(run_parallel(1, None, [delayed(abs)(-k)], 1, "inner", False))
 
 
 def test_a_batch_inside_a_batch_does_not_report(pfile, monkeypatch):
     from joblib import delayed
 
-    from perfkit.model.fitting import _parallel
+    from perfkit.model.fitting import run_parallel
 
     seen = []
     monkeypatch.setattr(pg, "report", lambda section, done, total: seen.append(section))
-    assert _parallel(1, None, [delayed(_inner)(k) for k in range(3)], 3, "outer", False) == [0, 1, 2]
+    assert run_parallel(1, None, [delayed(_inner)(k) for k in range(3)], 3, "outer", False) == [0, 1, 2]
     assert seen == ["outer"] * 4 and pg._depth == 0
 
 

@@ -23,7 +23,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from .collect import _read_provenance
+from .collect import read_provenance
 from .plans import DESCRIPTIONS, make_plan
 from .provenance import command_line, machine_info, provenance_path, utc_now, write_json_atomic
 from .samplelog import SampleLog
@@ -101,7 +101,7 @@ def import_results(kind: str, results, out, world_size: int, framework: str = "p
             added += 1
         n_done = len(log.done)
     ppath = provenance_path(out)
-    prov = _read_provenance(ppath) or {
+    prov = read_provenance(ppath) or {
         "dataset": out.name, "kind": kind, "description": DESCRIPTIONS[kind], "columns": plan.columns,
         "identity": {"kind": kind, "framework": framework, "device": device, "threads": int(threads),
                      "settings": plan.settings, "launcher": "torchrun (perfkit.measure.cluster)"},

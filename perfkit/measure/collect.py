@@ -52,7 +52,7 @@ from .provenance import command_line, machine_info, numeric_environment, provena
 from .samplelog import SampleLog, parse_records
 from .workers import WorkerError, WorkerGroup
 
-__all__ = ["collect", "check_run_options", "FAIL_FAST"]
+__all__ = ["collect", "check_run_options", "FAIL_FAST", "read_provenance"]
 
 #: a run whose first this-many samples all fail stops with the first error (a wrong setting, not a bad sample)
 FAIL_FAST = 5
@@ -153,7 +153,7 @@ def _start_session(plan, log, out, kind, framework, threads, device, python, dat
     """``(provenance, this session's record)``: the provenance beside ``out`` (checked against this run's
     settings when resuming, else started) with a new session appended."""
     ident = _identity(plan, framework, device, int(threads), data_root)
-    prov = _read_provenance(provenance_path(out)) if log.done else None
+    prov = read_provenance(provenance_path(out)) if log.done else None
     if prov is not None:
         key, have, want = _first_difference(prov.get("identity", {}), ident)
         if key is not None:
@@ -255,7 +255,7 @@ def _run(plan, log, out, kind, framework, threads, device, python, data_root, ti
         write_json_atomic(ppath, prov)
 
 
-def _read_provenance(path: Path):
+def read_provenance(path: Path):
     """The provenance JSON beside a CSV, or None if there is none; a damaged one is one clear error."""
     if not path.exists():
         return None

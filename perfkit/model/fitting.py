@@ -10,13 +10,14 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-__all__ = ["RepeatedFit", "fit_repeated", "regularisation_sweep", "choose_lambda_cv", "DEFAULT_LAMBDAS"]
+__all__ = ["RepeatedFit", "fit_repeated", "regularisation_sweep", "choose_lambda_cv", "DEFAULT_LAMBDAS", "check_n_jobs",
+           "run_parallel"]
 
 #: log grid of λ used by default (the thesis's Figures 4.15–4.17 span a log scale around 1e-3)
 DEFAULT_LAMBDAS = tuple(10.0 ** k for k in range(-6, 1))
 
 
-def _check_n_jobs(n_jobs):
+def check_n_jobs(n_jobs):
     """joblib's ``n_jobs``: None, or a non-zero integer (-1: all cores, -2: all but one, ...)."""
     if n_jobs is None:
         return None
@@ -56,7 +57,7 @@ def _check_lams(lams) -> list[float]:
     return [check_number(f"lams[{i}]", v) for i, v in enumerate(grid)]
 
 
-def _parallel(n_jobs, backend, tasks, total, desc, progress):
+def run_parallel(n_jobs, backend, tasks, total, desc, progress):
     """Run ``tasks`` through joblib, in order, with a tqdm bar labelled ``desc``; fits done / ``total`` also go to
     ``$PERFKIT_PROGRESS`` when it is set (:func:`perfkit.report.progress.track`: what ``perfkit reproduce`` shows)."""
     from joblib import Parallel, parallel_config
@@ -205,11 +206,11 @@ def fit_repeated(estimator, X, y, seeds=10, n_jobs=1, backend=None, progress=Tru
         Label of the progress bar.
     """
     seeds = _check_seeds(seeds)
-    n_jobs = _check_n_jobs(n_jobs)
+    n_jobs = check_n_jobs(n_jobs)
     from joblib import delayed
 
     tasks = (delayed(_fit_one)(estimator, X, y, random_state=s) for s in seeds)
-    models = _parallel(n_jobs, backend, tasks, len(seeds), desc, progress)
+    models = run_parallel(n_jobs, backend, tasks, len(seeds), desc, progress)
     return RepeatedFit(models=models, seeds=seeds)
 
 
@@ -264,10 +265,10 @@ def regularisation_sweep(estimator, X_train, y_train, X_test, y_test, penalties=
             raise ValueError(f"penalties: expected 'l1' or 'l2', got {p!r}")
     lams = _check_lams(lams)
     seeds = _check_seeds(seeds)
-    n_jobs = _check_n_jobs(n_jobs)
+    n_jobs = check_n_jobs(n_jobs)
     grid = [(p, lam, s) for p in penalties for lam in lams for s in seeds]
     tasks = (delayed(_sweep_task)(estimator, X_train, y_train, X_test, y_test, p, lam, s) for p, lam, s in grid)
-    results = _parallel(n_jobs, backend, tasks, len(grid), desc, progress)
+    results = run_parallel(n_jobs, backend, tasks, len(grid), desc, progress)
     rows = []
     for penalty, lam, seed, metrics, params in results:
         for k, v in metrics.items():
@@ -299,7 +300,7 @@ def choose_lambda_cv(estimator, X, y, penalty="l2", lams=DEFAULT_LAMBDAS, cv=5, 
     if penalty not in ("l1", "l2"):
         raise ValueError(f"penalty: expected 'l1' or 'l2', got {penalty!r}")
     lams = _check_lams(lams)
-    n_jobs = _check_n_jobs(n_jobs)
+    n_jobs = check_n_jobs(n_jobs)
     if isinstance(cv, (bool, np.bool_)) or (isinstance(cv, (int, np.integer)) and cv < 2):
         raise ValueError(f"cv: expected a number of folds >= 2 (or a splitter), got {cv!r}")
     est = clone(estimator).set_params(penalty=penalty)

@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from .validation import _plain, check_unique_roles, column_list, missing_column_error, numeric_column
+from .validation import plain_value, check_unique_roles, column_list, missing_column_error, numeric_column
 from .equations import load_imbalance_factor
 
 __all__ = [
@@ -134,7 +134,7 @@ class LIFRegressionResult:
 
 
 def _group_label(group: dict) -> str:
-    return ", ".join(f"{k}={_plain(v)!r}" for k, v in group.items())
+    return ", ".join(f"{k}={plain_value(v)!r}" for k, v in group.items())
 
 
 def _first_bad(df, mask, what: str, why: str = "", values=None) -> None:
@@ -142,7 +142,7 @@ def _first_bad(df, mask, what: str, why: str = "", values=None) -> None:
     if mask.any():
         pos = int(np.flatnonzero(mask)[0])
         shown = "" if values is None else f" {values[pos]:g}"
-        raise ValueError(f"{what}{shown} in row {_plain(df.index[pos])!r}{why}")
+        raise ValueError(f"{what}{shown} in row {plain_value(df.index[pos])!r}{why}")
 
 
 def _check_columns(df, roles: list[tuple[str, str]]) -> None:
@@ -167,7 +167,7 @@ def _groups(df, by: list[str]):
         return
     for key, sub in df.groupby(by, sort=False, observed=True):
         key = key if isinstance(key, tuple) else (key,)
-        yield {k: _plain(v) for k, v in zip(by, key)}, sub
+        yield {k: plain_value(v) for k, v in zip(by, key)}, sub
 
 
 def _fit_one(sub, y, w, f, group: dict, time: str, workers: str, lif: str) -> LIFRegressionResult:
@@ -314,8 +314,8 @@ def lif_from_worker_times(df, worker_time="t_compute", by=("iteration",), rank: 
             p = int(np.flatnonzero(dup)[0])
             group = _group_label({g: df[g].iloc[p] for g in groups})
             raise ValueError(
-                f"rank column {rank!r}: rank {_plain(df[rank].iloc[p])!r} appears twice in group ({group}), "
-                f"second time in row {_plain(df.index[p])!r}"
+                f"rank column {rank!r}: rank {plain_value(df[rank].iloc[p])!r} appears twice in group ({group}), "
+                f"second time in row {plain_value(df.index[p])!r}"
             )
     frame = df[groups].assign(_perfkit_busy=busy)
     keys, values = [], []

@@ -32,7 +32,7 @@ import numpy as np
 
 from .._checks import check_int
 from .base import PerformanceForm
-from .fitting import _check_n_jobs, _parallel
+from .fitting import check_n_jobs, run_parallel
 from .forms import LogLinearModel
 from .generic import GenericPerformanceModel
 from .hybrid import HybridModel, hybrid_variants
@@ -302,7 +302,7 @@ def search_forms(X, y, numeric=(), categorical=(), extrinsic=(), *, forms="auto"
     check_int("random_state", random_state, minimum=0)
     if not isinstance(intervals, str) or intervals not in ("studentized", "cv+"):
         raise ValueError(f"intervals: expected 'studentized' or 'cv+', got {intervals!r}")
-    n_jobs = _check_n_jobs(n_jobs)
+    n_jobs = check_n_jobs(n_jobs)
     cands = form_candidates(forms, numeric, categorical, extrinsic, network=network, random_state=random_state,
                             options=options)
     if not isinstance(X, pd.DataFrame):
@@ -316,7 +316,7 @@ def search_forms(X, y, numeric=(), categorical=(), extrinsic=(), *, forms="auto"
     from joblib import delayed
 
     tasks = [delayed(_score_fold)(c.estimator, X, y, tr, te, categorical) for c in cands for tr, te in folds]
-    results = _parallel(n_jobs, None, tasks, len(tasks), "form search", progress)
+    results = run_parallel(n_jobs, None, tasks, len(tasks), "form search", progress)
     rows = []
     all_scores, unscored = _paired_scores(results, folds, y, len(cands))
     for i, c in enumerate(cands):

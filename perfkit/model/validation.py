@@ -17,7 +17,7 @@ import numpy as np
 from .._checks import check_int, check_number
 
 __all__ = ["validate_frame", "validate_target", "column_list", "missing_column_error", "numeric_column",
-           "check_unique_roles", "check_int", "check_number", "as_times", "broadcast_named", "wrap_like", "MAX_TIME"]
+           "check_unique_roles", "check_int", "check_number", "as_times", "broadcast_named", "wrap_like", "MAX_TIME", "plain_value"]
 
 #: Largest measured time (seconds) :func:`validate_target` accepts with ``positive=True``. No real
 #: measurement comes near it (the universe is about 4e17 s old); beyond ~1e154 the squared errors
@@ -44,12 +44,13 @@ def missing_column_error(frame, col: str, role: str) -> ValueError:
     return ValueError(f"{role} column {col!r} not found{hint}")
 
 
-def _plain(v):
+def plain_value(v):
+    """``v`` as a plain Python value (a numpy scalar's ``item()``), for messages that quote it."""
     return v.item() if isinstance(v, np.generic) else v
 
 
 def _row_label(frame, pos: int):
-    return _plain(frame.index[pos])
+    return plain_value(frame.index[pos])
 
 
 def check_unique_roles(roles) -> None:
@@ -70,7 +71,7 @@ def numeric_column(frame, col: str, role: str) -> np.ndarray:
     bad = values.isna().to_numpy() & s.notna().to_numpy()
     if bad.any():
         pos = int(np.flatnonzero(bad)[0])
-        raise ValueError(f"{role} column {col!r}: non-numeric value {_plain(s.iloc[pos])!r} in row {_row_label(frame, pos)!r}")
+        raise ValueError(f"{role} column {col!r}: non-numeric value {plain_value(s.iloc[pos])!r} in row {_row_label(frame, pos)!r}")
     arr = values.to_numpy(dtype=float)
     nonfinite = ~np.isfinite(arr)
     if nonfinite.any():
@@ -129,7 +130,7 @@ def validate_frame(
     check_unique_roles(roles)
     dup = X.columns.duplicated()
     if dup.any():
-        name = _plain(X.columns[int(np.flatnonzero(dup)[0])])
+        name = plain_value(X.columns[int(np.flatnonzero(dup)[0])])
         raise ValueError(f"X: column {name!r} appears more than once; rename or drop the copies "
                          "(it is ambiguous which one the model should use)")
     if len(X) == 0:
@@ -150,7 +151,7 @@ def validate_frame(
                 if unseen.any():
                     pos = int(np.flatnonzero(unseen)[0])
                     raise ValueError(
-                        f"categorical column {col!r}: unseen category {_plain(s.iloc[pos])!r} in row "
+                        f"categorical column {col!r}: unseen category {plain_value(s.iloc[pos])!r} in row "
                         f"{_row_label(X, pos)!r}; known: {sorted(map(str, known))}"
                     )
             continue
@@ -192,24 +193,24 @@ def validate_target(y, X=None, name: str = "y", positive: bool = False):
     bad = values.isna().to_numpy()
     if bad.any():
         pos = int(np.flatnonzero(bad)[0])
-        raise ValueError(f"{name}: non-numeric or missing value {_plain(raw[pos])!r} in row {_plain(labels[pos])!r}")
+        raise ValueError(f"{name}: non-numeric or missing value {plain_value(raw[pos])!r} in row {plain_value(labels[pos])!r}")
     arr = values.to_numpy(dtype=float)
     nonfinite = ~np.isfinite(arr)
     if nonfinite.any():
         pos = int(np.flatnonzero(nonfinite)[0])
-        raise ValueError(f"{name}: non-finite value {arr[pos]} in row {_plain(labels[pos])!r}")
+        raise ValueError(f"{name}: non-finite value {arr[pos]} in row {plain_value(labels[pos])!r}")
     if X is not None and len(arr) != len(X):
         raise ValueError(f"{name}: {len(arr)} values for {len(X)} rows of X")
     if positive:
         nonpos = arr <= 0
         if nonpos.any():
             pos = int(np.flatnonzero(nonpos)[0])
-            raise ValueError(f"{name}: value {arr[pos]:g} in row {_plain(labels[pos])!r} must be > 0 "
+            raise ValueError(f"{name}: value {arr[pos]:g} in row {plain_value(labels[pos])!r} must be > 0 "
                              "(measured times are positive)")
         huge = arr > MAX_TIME
         if huge.any():
             pos = int(np.flatnonzero(huge)[0])
-            raise ValueError(f"{name}: value {arr[pos]:g} in row {_plain(labels[pos])!r} is too large for a time "
+            raise ValueError(f"{name}: value {arr[pos]:g} in row {plain_value(labels[pos])!r} is too large for a time "
                              f"(limit {MAX_TIME:g} s; larger values overflow the fit's error metrics); "
                              "are the times in seconds?")
     return arr
