@@ -1,8 +1,8 @@
 """The varpro engine converges to the same fit from every seed and under every BLAS kernel set.
 
-OpenBLAS picks its kernels by CPU; ``OPENBLAS_CORETYPE`` forces another set, as another machine would.
-Before the joint refinement (``perfkit.model.engines.refine``) the seed-0 L2 fit of the Chapter 4 data
-stopped in different local optima under different core types (objective 7.55 / 7.48 / 7.21).
+OpenBLAS picks its kernels by CPU; ``OPENBLAS_CORETYPE`` forces another set, as another machine would. Without
+the joint refinement (``perfkit.model.engines.refine``) and the switched-on/off rounds, a fit can stop in a
+different local optimum under each kernel set.
 """
 import json
 import os
@@ -129,9 +129,8 @@ def _ledgers_under(coretypes):
     return out
 
 
-#: relative agreement of every claim's estimate under two kernel sets (it was 2e-2 while the unregularised fits
-#: could end in basins 0.004-0.1 % apart, the dropout or learning-rate term on or off, depending on the kernels;
-#: the engine now tries switched-off terms on again, and every seed reaches the same basin)
+#: relative agreement of every claim's estimate under two kernel sets (the engine tries switched-off terms on
+#: again and small live ones off, so every seed reaches the same basin under either)
 ESTIMATE_RTOL = 1e-3
 
 
@@ -168,9 +167,9 @@ def test_switched_off_terms_are_written_with_coefficient_and_power_zero():
 
 
 def test_refinement_starts_are_distinct_members_of_the_final_population():
-    from perfkit.model.engines import _distinct_starts
+    from perfkit.model.engines import distinct_starts
 
     pop = np.array([[0.0, 0.0], [0.05, 0.0], [1.0, 0.0], [1.02, 0.05], [0.0, 2.0], [3.0, 3.0]])
-    starts = _distinct_starts(pop, pop[0], 3)
+    starts = distinct_starts(pop, pop[0], 3)
     assert [s.tolist() for s in starts] == [[0.0, 0.0], [1.0, 0.0], [0.0, 2.0]]
-    assert len(_distinct_starts(pop, pop[0], 1)) == 1
+    assert len(distinct_starts(pop, pop[0], 1)) == 1

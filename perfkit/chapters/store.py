@@ -262,6 +262,7 @@ class Results:
         try:
             with os.fdopen(fd, "w") as fh:
                 fh.write(text)
+            os.chmod(tmp, 0o644)
             os.replace(tmp, path / RESULTS_FILE)
         except BaseException:
             Path(tmp).unlink(missing_ok=True)

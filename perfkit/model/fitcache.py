@@ -11,8 +11,8 @@ stores each fit of a :class:`~perfkit.model.generic.GenericPerformanceModel` as 
 value; floats by their exact bits); the training data exactly — every column the model uses, in order, by
 name, dtype and values (numeric columns by their bytes, other columns by their values' types and strings;
 a categorical dtype also by its categories), the index, and ``y`` as float64 bytes; a fingerprint of the
-engine code (sha256 of ``engines.py``, ``newton.py``, ``_kernels.py``, ``generic.py`` and
-``validation.py`` beside this module); whether the compiled kernels are on
+engine code (sha256 of the files named by :data:`ENGINE_FILES` beside this module: the engine's modules
+and the model modules that shape a fit or its JSON); whether the compiled kernels are on
 (:func:`perfkit.model._kernels.enabled`) and numba's version; the value of ``OPENBLAS_CORETYPE`` (a run
 under another BLAS kernel set never reuses another set's fits); the numpy, scipy and Python versions, the
 machine type; and this cache's format version.
@@ -59,7 +59,8 @@ ENV_VAR = "PERFKIT_FIT_CACHE"
 FORMAT = "perfkit.fitcache"
 VERSION = 1
 #: the source files, beside this module, whose bytes make the engine fingerprint in every key
-ENGINE_FILES = ("engines.py", "newton.py", "_kernels.py", "generic.py", "validation.py")
+ENGINE_FILES = ("engines.py", "problem.py", "search_cost.py", "screening.py", "hops.py", "canonical.py", "newton.py",
+                "_kernels.py", "kernel_rows.py", "generic.py", "validation.py", "roles.py", "persist.py", "base.py")
 
 
 class _NotCacheable(Exception):
@@ -305,7 +306,7 @@ def cached_fit(estimator, X, y):
     for name, value in _fitted(found).items():
         setattr(estimator, name, value)
     if estimator.constant_columns_:
-        from .generic import _warn_constant
+        from .roles import warn_constant_columns
 
-        _warn_constant(estimator.constant_columns_, estimator.numeric_, estimator.extrinsic_)
+        warn_constant_columns(estimator.constant_columns_, estimator.numeric_, estimator.extrinsic_)
     return estimator

@@ -58,7 +58,7 @@ from threadpoolctl import threadpool_limits
 
 from .._checks import check_int
 from .base import PerformanceForm
-from .engines import ENGINES, SEARCH_DEFAULTS, Problem, _engine_args, design, objective
+from .engines import ENGINES, SEARCH_DEFAULTS, Problem, check_engine_args, design, objective
 from .persist import is_finite, is_number, json_tree, jsonable
 from .roles import (ConstantColumnWarning, constant_columns, levels_seen, record_roles, role_lists,
                     warn_constant_columns)
@@ -247,7 +247,7 @@ class GenericPerformanceModel(PerformanceForm):
             raise ValueError(f"coding: expected 'thesis' or 'reference', got {self.coding!r}")
         bounds = _check_bounds(self.bounds)
         _check_random_state(self.random_state)
-        _engine_args(self.maxiter, self.popsize, self.tol, self.irls_iter, self.search_rows)
+        check_engine_args(self.maxiter, self.popsize, self.tol, self.irls_iter, self.search_rows)
         if not (num or cat):
             raise ValueError("the model needs at least one intrinsic column (numeric or categorical)")
         return num, cat, ext, lam, bounds, lam_powers, self.loss

@@ -8,7 +8,7 @@ For a smoothing width δ the smoothed objective is
 
 with r = w·(y − t(x)) the (weighted) residuals of eq. 4.4 and x = (a, κ, C, p, q); as δ → 0 it is eq. 4.9
 plus the penalty of eqs. 4.11–4.12, exactly. :func:`refine` minimises it for each δ of a shrinking sequence
-(:data:`perfkit.model.engines.REFINE_STAGES`), each stage starting where the last stopped.
+(:data:`REFINE_STAGES`), each stage starting where the last stopped.
 
 Each stage is a damped Newton method on the small (K + D) × (K + D) system, solved by Cholesky:
 
@@ -16,9 +16,8 @@ Each stage is a damped Newton method on the small (K + D) × (K + D) system, sol
   Jᵀ diag(h) J / N, with row weights h_i = (1 − u_i r_i/s_i)/s_i (δ²/s³ when the dual u_i equals r_i/s_i), it
   keeps the model's second derivatives, weighted by the duals, −Σ u_i w_i ∇²m_i / N. For an absolute-error
   loss those weights are ±1, not small: Gauss–Newton, which drops them, crawls along the manifold where the
-  interpolated rows stay at zero residual (scipy's trust-region least squares used thousands of iterations per
-  stage there). The duals u (and, with an L1 penalty, v for |x|) take their own linearised Newton step after
-  each accepted step, kept inside [−1, 1], and carry over from stage to stage;
+  interpolated rows stay at zero residual. The duals u (and, with an L1 penalty, v for |x|) take their own
+  linearised Newton step after each accepted step, kept inside [−1, 1], and carry over from stage to stage;
 * a variable at a bound whose gradient points outwards is held there (projected Newton), the others take
   the Levenberg–Marquardt-damped step (H + μ·diag H) d = −g, clipped into the bounds; a step is accepted only
   if it lowers S_δ itself (so the duals steer, the objective decides), and μ follows the ratio of the actual
@@ -27,8 +26,8 @@ Each stage is a damped Newton method on the small (K + D) × (K + D) system, sol
   lowers S_δ at working precision (a minimum to that precision), or after :data:`MAX_ITER` iterations
   (then not converged).
 
-The derivatives come from the compiled kernel of :mod:`perfkit.model._kernels` where numba is available and
-from :meth:`Smoothed.derivs_numpy` otherwise; both compute the same sums.
+The stage runs compiled (:func:`perfkit.model._kernels.newton_stage`) where numba is available and in numpy
+otherwise (:meth:`Smoothed.derivs_numpy` for the derivatives); both compute the same sums.
 """
 from __future__ import annotations
 
@@ -36,7 +35,11 @@ import numpy as np
 
 from . import _kernels
 
-__all__ = ["Smoothed", "refine", "STEP_TOL", "MAX_ITER"]
+__all__ = ["Smoothed", "refine", "REFINE_STAGES", "STEP_TOL", "MAX_ITER", "STEP_PASSES"]
+
+#: smoothing widths δ of the refinement's continuation, relative to the mean |w·y|. As √(r² + δ²) ≤ |r| + δ,
+#: S_δ exceeds the exact objective by at most δ (without an L1 penalty) or δ·(1 + Σ_j λ_j) (with one)
+REFINE_STAGES = (1e-2, 1e-4, 1e-6)
 
 #: the full stages stop when the largest scaled step is below this (Newton converges quadratically: a step of
 #: 1e-10 is within an iteration or two of machine precision); a looser ``tol`` (the screening stage's) is kept
@@ -46,17 +49,15 @@ MAX_ITER = 5000
 
 
 class Smoothed:
-    """S_δ of one :class:`~perfkit.model.engines.Problem`: value, gradient, primal–dual Hessian."""
+    """S_δ of one :class:`~perfkit.model.problem.Problem`: value, gradient, primal–dual Hessian."""
 
     def __init__(self, problem):
-        from .engines import _penalised
-
         pb = problem
         self.K, self.n_p, self.D, self.n = pb.n_linear, pb.n_p, len(pb.pow_bounds), len(pb.y)
         a = pb.arrays()
         self.L, self.E, self.y, self.w = a["L"], a["E"], a["y"], a["w"]
         self.O = np.asarray(pb.onehot, float)
-        idx, lams = _penalised(pb, self.K + self.D)
+        idx, lams = pb.penalised_entries(self.K + self.D)
         self.lam = np.zeros(self.K + self.D)
         self.lam[idx] = lams
         self.l1 = pb.penalty == "l1" and bool(self.lam.any())
@@ -126,7 +127,7 @@ class Smoothed:
     def derivs(self, x, delta, u):
         """``(value, gradient, H, r/s, s)``: S_δ, its gradient, the primal–dual Hessian with row duals ``u``
         (the exact Hessian when u = r/s) and r/s, s per row. The L1 penalty's curvature is λδ²/s³ here;
-        :func:`_stage` replaces it with its own primal–dual form."""
+        the stage replaces it with its own primal–dual form (:func:`_pd_curvature`)."""
         x = np.ascontiguousarray(x, float)
         if self.compiled:
             nx = self.K + self.D
@@ -230,12 +231,92 @@ def _damped_step(H, g, z, lo, hi, held, mu):
     return np.clip(z + d, lo, hi) - z
 
 
+def _initial_duals(obj: Smoothed, x, delta, u, v):
+    """The duals a stage starts from: the last stage's, or at the first stage u = r/s and v = x/√(x² + δ²)."""
+    if u is None:
+        u = obj.derivs(x, delta, np.zeros(obj.n))[3].copy()
+    if v is None:
+        v = x / np.sqrt(x * x + delta * delta)
+    return u, v
+
+
 def _stage(obj: Smoothed, x, free, lower, upper, delta, tol, u, v):
-    """One stage: bounded damped primal–dual Newton on S_δ over the ``free`` entries of ``x``.
+    """One stage: bounded damped primal–dual Newton on S_δ over the ``free`` entries of ``x``, compiled
+    (:func:`perfkit.model._kernels.newton_stage`) or in numpy (:func:`_stage_numpy`), the same iteration.
 
     Returns ``(x, converged, iterations, u, v)``.
     """
-    lo, hi = lower[free], upper[free]
+    u, v = _initial_duals(obj, x, delta, u, v)
+    if obj.compiled:
+        u, v = np.array(u, float), np.array(v, float)
+        xs, converged, it = _kernels.newton_stage(
+            np.ascontiguousarray(x, float), free, np.ascontiguousarray(lower, float),
+            np.ascontiguousarray(upper, float), float(delta), float(tol), u, v, obj.L, obj.E, obj.hidx, obj.hval,
+            obj.y, obj.w, obj.lam, obj.l1, obj.n_p, obj.K, obj.D, MAX_ITER, STEP_PASSES, obj.tables)
+        return xs, bool(converged), int(it), u, v
+    return _stage_numpy(obj, x, free, lower[free], upper[free], delta, tol, u, v)
+
+
+def _pd_curvature(obj: Smoothed, x, free, delta, u, v):
+    """``(value, gradient, H, r/s, s)`` of :meth:`Smoothed.derivs` at ``x``, gradient and H of the ``free``
+    entries, with the L1 penalty's primal–dual curvature λ(1 − v·x/s)/s in place of λδ²/s³."""
+    f, g, H, rs, ss = obj.derivs(x, delta, u)
+    if obj.l1:
+        pen = obj.lam != 0
+        sp = np.sqrt(x * x + delta * delta)
+        exact = obj.lam * delta * delta / sp ** 3
+        corr = obj.lam * (1.0 - v * x / sp) / sp - exact
+        H[np.diag_indices_from(H)] += np.where(pen, np.maximum(corr, -exact), 0.0)
+    return f, g[free], H[np.ix_(free, free)], rs, ss
+
+
+def _try_steps(obj: Smoothed, H, g, z, lo, hi, mu, tol, f, at, delta):
+    """Up to 60 damped steps from ``z``, μ raised after each refused one: ``(accepted, small, step, mu, actual,
+    predicted)``. A step is accepted where it lowers S_δ by at least 1e-4 of the quadratic model's prediction."""
+    held = ((z <= lo) & (g > 0)) | ((z >= hi) & (g < 0))
+    small, step = False, None
+    for _ in range(60):
+        step = _damped_step(H, g, z, lo, hi, held, mu)
+        if step is None:
+            mu = max(mu * 10.0, 1e-10)
+            continue
+        predicted = -(g @ step + 0.5 * step @ H @ step)
+        small = bool(np.max(np.abs(step) / np.maximum(np.abs(z), 1.0), initial=0.0) <= tol)
+        if predicted <= 0:
+            if small:
+                break
+            mu = max(mu * 10.0, 1e-10)
+            continue
+        actual = f - obj.value(at(z + step), delta)
+        if actual > 0 and actual >= 1e-4 * predicted:
+            return True, small, step, mu, actual, predicted
+        if small:
+            break
+        mu = max(mu * 10.0, 1e-10)
+    return False, small, step, mu, 0.0, 0.0
+
+
+def _dual_steps(obj: Smoothed, x, dx, rs, ss, u, v, delta):
+    """The duals' linearised Newton steps for the step ``dx`` taken from ``x``, kept inside [−1, 1]: ``(u, v)``."""
+    r = rs * ss
+    u = _dual_step(u, ((1.0 - u * rs) * obj.jvec(x, dx) - (ss * u - r)) / ss)
+    if obj.l1:
+        sp = np.sqrt(x * x + delta * delta)
+        v = _dual_step(v, ((1.0 - v * x / sp) * dx - (sp * v - x)) / sp)
+    return u, v
+
+
+def _damping(mu, ratio):
+    """The damping μ after an accepted step whose actual decrease is ``ratio`` times the predicted one."""
+    if ratio > 0.75:
+        return mu / 5.0 if mu > 1e-12 else 0.0
+    if ratio < 0.25:
+        return max(mu * 2.0, 1e-10)
+    return mu
+
+
+def _stage_numpy(obj: Smoothed, x, free, lo, hi, delta, tol, u, v):
+    """:func:`_stage` in numpy, ``lo``/``hi`` the bounds of the ``free`` entries."""
     z = x[free].copy()
     full = x.copy()
 
@@ -244,93 +325,42 @@ def _stage(obj: Smoothed, x, free, lower, upper, delta, tol, u, v):
         out[free] = zz
         return out
 
-    pen = obj.lam != 0
-
-    def curvature(xf):
-        f, g, H, rs, ss = obj.derivs(xf, delta, u)
-        if obj.l1:  # the L1 penalty's primal–dual curvature λ(1 − v·x/s)/s in place of λδ²/s³
-            sp = np.sqrt(xf * xf + delta * delta)
-            exact = obj.lam * delta * delta / sp ** 3
-            corr = obj.lam * (1.0 - v * xf / sp) / sp - exact
-            H[np.diag_indices_from(H)] += np.where(pen, np.maximum(corr, -exact), 0.0)
-        return f, g[free], H[np.ix_(free, free)], rs, ss
-
-    if u is None:
-        u = obj.derivs(at(z), delta, np.zeros(obj.n))[3].copy()
-    if v is None:
-        x0 = at(z)
-        v = x0 / np.sqrt(x0 * x0 + delta * delta)
-    if obj.compiled:  # the same iteration, compiled (perfkit.model._kernels.newton_stage)
-        u, v = np.array(u, float), np.array(v, float)
-        xs, converged, it = _kernels.newton_stage(
-            np.ascontiguousarray(x, float), free, np.ascontiguousarray(lower, float),
-            np.ascontiguousarray(upper, float), float(delta), float(tol), u, v, obj.L, obj.E, obj.hidx, obj.hval,
-            obj.y, obj.w, obj.lam, obj.l1, obj.n_p, obj.K, obj.D, MAX_ITER, STEP_PASSES, obj.tables)
-        return xs, bool(converged), int(it), u, v
-    f, g, H, rs, ss = curvature(at(z))
+    f, g, H, rs, ss = _pd_curvature(obj, at(z), free, delta, u, v)
     mu, it, converged = 0.0, 0, False
     while it < MAX_ITER:
         it += 1
-        held = ((z <= lo) & (g > 0)) | ((z >= hi) & (g < 0))
-        accepted = small = False
-        for _ in range(60):
-            step = _damped_step(H, g, z, lo, hi, held, mu)
-            if step is None:
-                mu = max(mu * 10.0, 1e-10)
-                continue
-            z_new = z + step
-            predicted = -(g @ step + 0.5 * step @ H @ step)
-            small = bool(np.max(np.abs(step) / np.maximum(np.abs(z), 1.0), initial=0.0) <= tol)
-            if predicted <= 0:
-                if small:
-                    break
-                mu = max(mu * 10.0, 1e-10)
-                continue
-            f_new = obj.value(at(z_new), delta)
-            actual = f - f_new
-            if actual > 0 and actual >= 1e-4 * predicted:
-                dx = np.zeros(len(x))
-                dx[free] = step
-                xo = at(z)
-                # the duals' linearised Newton steps for the step taken, kept inside [−1, 1]
-                r = rs * ss
-                u = _dual_step(u, ((1.0 - u * rs) * obj.jvec(xo, dx) - (ss * u - r)) / ss)
-                if obj.l1:
-                    sp = np.sqrt(xo * xo + delta * delta)
-                    v = _dual_step(v, ((1.0 - v * xo / sp) * dx - (sp * v - xo)) / sp)
-                z = z_new
-                f, g, H, rs, ss = curvature(at(z))
-                ratio = actual / predicted
-                if ratio > 0.75:
-                    mu = mu / 5.0 if mu > 1e-12 else 0.0
-                elif ratio < 0.25:
-                    mu = max(mu * 2.0, 1e-10)
-                accepted = True
-                break
-            if small:
-                break
-            mu = max(mu * 10.0, 1e-10)
+        accepted, small, step, mu, actual, predicted = _try_steps(obj, H, g, z, lo, hi, mu, tol, f, at, delta)
+        if accepted:
+            dx = np.zeros(len(x))
+            dx[free] = step
+            u, v = _dual_steps(obj, at(z), dx, rs, ss, u, v, delta)
+            z = z + step
+            f, g, H, rs, ss = _pd_curvature(obj, at(z), free, delta, u, v)
+            mu = _damping(mu, actual / predicted)
         if not accepted or small:
             converged = True
             break
     return at(z), converged, it, u, v
 
 
-def refine(problem, lin, powers, stages, tol=STEP_TOL):
+def refine(problem, lin, powers, stages=REFINE_STAGES, tol=None):
     """Refine every parameter together on S_δ, δ = rel × mean|w·y| for each rel in ``stages``.
 
-    Returns ``(lin, powers, converged, message)``: ``converged`` is whether the last stage met its tolerance
-    (``max(tol, STEP_TOL)`` on the scaled step) rather than :data:`MAX_ITER`.
-    """
-    from .engines import _scale
+    The global search only finds the right basin: its linear parameters come from a few reweighted
+    least-squares steps, and the landscape it sees (on a subset of rows) is not the objective's. Refining
+    powers and linear parameters jointly, then narrowing the smoothing, reaches the bottom of the basin.
 
+    Returns ``(lin, powers, converged, message)``: ``converged`` is whether the last stage met its tolerance
+    (``max(tol, STEP_TOL)`` on the scaled step; ``tol`` None: :data:`STEP_TOL`) rather than :data:`MAX_ITER`.
+    """
+    tol = STEP_TOL if tol is None else tol
     K = problem.n_linear
     lo, hi = problem.lin_bounds
     lower = np.concatenate([np.asarray(lo, float), [b[0] for b in problem.pow_bounds]])
     upper = np.concatenate([np.asarray(hi, float), [b[1] for b in problem.pow_bounds]])
     x = np.clip(np.concatenate([np.asarray(lin, float), np.asarray(powers, float)]), lower, upper)
     free = lower < upper
-    scale = max(_scale(problem), 1e-300)
+    scale = max(problem.residual_scale(), 1e-300)
     converged, its = True, 0
     if free.any() and stages:
         obj = Smoothed(problem)
