@@ -9,7 +9,13 @@
   :mod:`.costs`: analytic costs (FLOPs, activations, parameters) of every network the harness measures, and
   :mod:`.hybrid`: the form that fits rates to them; :mod:`.search`: which form, by cross-validation;
   :mod:`.intervals`: conformal prediction intervals for any of them; :mod:`.persist`: one loader of saved models; :mod:`.whatif`: one column varied;
-- :mod:`.validation`: the input checks every model runs.
+- :mod:`.validation`: the input checks every model runs;
+- :mod:`.base`: the interface every model form implements (:class:`~.base.PerformanceForm`: ``formula``,
+  ``summary``, ``n_parameters_``, ``to_doc``/``from_doc``, optional ``leverage``/``predictable``), with
+  :mod:`.roles` (column roles, constant columns) and :mod:`.terms` (the log-linear form's terms);
+- the engines' parts: :mod:`.problem` (the cost and its linear solve), :mod:`.search_cost` (the compiled
+  search cost), :mod:`.newton` (the bounded Newton refinement), :mod:`.screening`, :mod:`.hops`,
+  :mod:`.canonical`; :mod:`.fitcache`: the disk cache of fits.
 """
 from __future__ import annotations
 
@@ -36,6 +42,7 @@ if TYPE_CHECKING:  # the real imports, for readers and linters; at run time each
     from .search import make_form, search_forms
     from .persist import load_model
     from .whatif import whatif
+    from .base import PerformanceForm
 
 #: public name → the module that defines it
 _EXPORTS = {
@@ -81,12 +88,14 @@ _EXPORTS = {
     "make_form": "search",
     "load_model": "persist",
     "whatif": "whatif",
+    "PerformanceForm": "base",
 }
 _SUBMODULES = ('equations', 'metrics', 'generic', 'engines', 'fitting', 'baselines', 'lif', 'phases', 'scaling', 'validation',
-               'forms', 'intervals', 'costs', 'hybrid', 'search', 'persist', 'whatif')
+               'forms', 'intervals', 'costs', 'hybrid', 'search', 'persist', 'whatif', 'base', 'roles', 'terms')
 
 __all__ = [
     "ConformalRegressor",
+    "PerformanceForm",
     "ENGINES",
     "ExtrapolationWarning",
     "GenericPerformanceModel",
