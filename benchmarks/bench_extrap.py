@@ -57,7 +57,7 @@ from _machine import machine_info, write_results  # noqa: E402
 
 from perfkit import mape  # noqa: E402
 from perfkit.chapters.ch6 import DATASETS as CH6_DATASETS  # noqa: E402
-from perfkit.chapters.ch6 import MEASURED, Params, _roles_key  # noqa: E402
+from perfkit.chapters.ch6 import MEASURED, Params, roles_key  # noqa: E402
 from perfkit.data.external import load_external  # noqa: E402
 from perfkit.data.measured import load_steps, thesis_split  # noqa: E402
 from perfkit.model.baselines import train_test_split_frame  # noqa: E402
@@ -133,7 +133,7 @@ def load(name):
     """``(X_fit, X_test, y_fit, y_test, roles)`` on the split of perfkit's table (Chapter 6's, ``ch6.MEASURED``)."""
     if name in MEASURED:
         _, (n_fit, n_test) = MEASURED[name]
-        key = _roles_key(name)
+        key = roles_key(name)
         X, y, _ = load_steps(ROOT / getattr(Params(), f"{name}_dataset"), target="epoch_time", roles=key)
         Xf, Xt, yf, yt = thesis_split(X, y, n_fit=n_fit, n_test=n_test, seed=0)
         roles = {k: list(v) for k, v in ROLES[key].items()}

@@ -224,7 +224,8 @@ class ChapterResult:
         Every figure, by file stem (``"fig4_5_de_pred_vs_measured"``: the thesis's number of the measured
         framework, :data:`perfkit.data.thesis.THESIS_FIGURES`); :meth:`figures_of` finds them by kind.
     fits : dict
-        Fitted models and repeated fits, by name (``"DE+L2"``).
+        The repeated fits of the generic model, by name (``"DE+L2"``), as stored with the results. Baselines
+        such as the random forest are not kept (they cannot be saved as JSON); their held-out predictions are.
     numbers : dict
         The key quantities (evidence of the claims, numbers the readings quote).
     readings : dict of str -> str
