@@ -172,7 +172,9 @@ def test_extrap_rows_only_for_the_same_split(tmp_path):
 
 
 def test_thesis_formula_writes_out_eq_4_4():
-    class M:
+    from perfkit.model.generic import GenericPerformanceModel
+
+    class M(GenericPerformanceModel):  # a fitted parameter table without a fit
         params_ = pd.DataFrame([
             dict(term="x", kind="numeric", column="x", level="", a=2.0, p=0.5, q=np.nan, C=np.nan),
             dict(term="c=a", kind="categorical", column="c", level="a", a=0.0, p=np.nan, q=np.nan, C=np.nan),

@@ -199,7 +199,8 @@ def checked_params(params, kwargs: dict, cls, check):
     if params is None:
         return check(**kwargs)
     if not isinstance(params, cls):
-        raise ParameterError(f"params: expected a {cls.__module__}.Params (from check_params) or keyword "
+        where = cls.__module__.removesuffix(".params")  # the chapter package that exports it
+        raise ParameterError(f"params: expected a {where}.Params (from check_params) or keyword "
                              f"parameters, got {type(params).__name__}")
     return check(**{**params.as_dict(), **kwargs})
 
