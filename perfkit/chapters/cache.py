@@ -28,6 +28,7 @@ import time
 from pathlib import Path
 from typing import Callable
 
+from ..report.progress import report
 from .store import RESULTS_FILE, Results
 
 __all__ = ["ENV_VAR", "NOT_IN_KEY", "cache_folder", "results_key", "code_fingerprint", "file_digest",
@@ -147,6 +148,7 @@ def cached_compute(chapter: str, params, inputs, compute: Callable[[object], Res
             computed = Results.meta_of(entry).get("computed", "")
             _say(f"{chapter}: results read from the cache ({_shown(entry)}; computed {computed}); unchanged "
                  "parameters, data and code. cache=False (perfkit reproduce --no-cache) recomputes them")
+            report("results read from the cache", 0, 0)  # the status line of perfkit reproduce says so too
             return results, CacheInfo(True, entry, computed)
         except (OSError, ValueError, TypeError, KeyError, AttributeError) as exc:
             _say(f"{chapter}: the cached results in {_shown(entry)} cannot be read ({type(exc).__name__}: {exc}); "

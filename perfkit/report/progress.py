@@ -130,13 +130,14 @@ def format_duration(seconds: float) -> str:
 def status_line(chapter: str, progress: dict | None, chapter_elapsed: float, expected: float | None = None,
                 now: float | None = None) -> str:
     """The status line for ``chapter``: its current section with fits done / to do and the time left in it
-    (elapsed in the section / done × fits left, once one fit is done), then the chapter's elapsed time and,
+    (elapsed in the section / done × fits left, once one fit is done; a section with no fits, total 0, by its
+    name alone), then the chapter's elapsed time and,
     when ``expected`` (its duration in an earlier run) is known, the time left in it."""
     now = time.time() if now is None else now
     parts = [f"[perfkit] {chapter}"]
     if progress:
         done, total = int(progress.get("done", 0)), int(progress.get("total", 0))
-        text = f"{progress['section']}: {done}/{total} fits"
+        text = f"{progress['section']}: {done}/{total} fits" if total else str(progress["section"])
         if 1 <= done < total:
             left = (now - float(progress.get("started", now))) / done * (total - done)
             text += f", {'~' + format_duration(left) if left >= 0.5 else '<1 s'} left in section"
