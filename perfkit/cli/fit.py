@@ -15,6 +15,7 @@ HELP = "fit the generic performance model to your own measurements (CSV)"
 def add_arguments(parser) -> None:
     """The options of ``perfkit fit`` (built only when ``perfkit fit`` runs or every command's help is asked for)."""
     # the registries live beside the model (scikit-learn, scipy): imported here, not when the package is
+    from ..model.generic import CODINGS, PENALTIES
     from ..model.generic import METHODS as ENGINE_NAMES
     from ..model.intervals import METHODS as INTERVAL_METHODS
     from ..model.search import FORMS
@@ -25,14 +26,14 @@ def add_arguments(parser) -> None:
     parser.add_argument("--categorical", default="", help="categorical intrinsic columns, comma-separated")
     parser.add_argument("--extrinsic", default="",
                         help="extrinsic scaling columns (workers, batch size), comma-separated")
-    parser.add_argument("--penalty", choices=[DEFAULT_PENALTY, "l1", "l2"], default=DEFAULT_PENALTY,
+    parser.add_argument("--penalty", choices=[DEFAULT_PENALTY, *(p for p in PENALTIES if p)], default=DEFAULT_PENALTY,
                         help="regularisation (default none)")
     parser.add_argument("--lam", type=float, default=0.0, help="regularisation strength λ")
     parser.add_argument("--seeds", type=int, default=10, help="fits with seeds 0..N-1; the best objective is kept")
     parser.add_argument("--test-size", type=float, default=0.33,
                         help="held-out share (0-1) or row count (>= 1) for MAPE/R² (default 0.33)")
     parser.add_argument("--method", choices=list(ENGINE_NAMES), default=DEFAULT_METHOD, help="fitting engine")
-    parser.add_argument("--coding", choices=[DEFAULT_CODING, "reference"], default=DEFAULT_CODING,
+    parser.add_argument("--coding", choices=list(CODINGS), default=DEFAULT_CODING,
                         help="categorical coding")
     parser.add_argument("--jobs", type=int, default=-1,
                         help="parallel fits and forest trees (joblib n_jobs; default -1: every core; every fit is "

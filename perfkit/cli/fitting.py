@@ -51,7 +51,7 @@ def prepare(args):
             raise ValueError(f"column {args.target!r} is the --target and cannot also be --{role}")
     penalty = None if args.penalty == DEFAULT_PENALTY else args.penalty
     model = GenericPerformanceModel(**roles, penalty=penalty, lam=args.lam, method=args.method, coding=args.coding)
-    model._settings()  # the column roles, before any work
+    model.check_settings()  # the column roles, before any work
     fixed = pairs(args.fixed, "--fixed")
     check_form_flags(args)
     X = df.drop(columns=[args.target])

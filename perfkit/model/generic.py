@@ -65,7 +65,7 @@ from .roles import (ConstantColumnWarning, constant_columns, levels_seen, record
 from .validation import check_number, validate_frame, validate_target
 
 __all__ = ["GenericPerformanceModel", "ConstantColumnWarning", "DEFAULT_BOUNDS", "METHODS", "JSON_FORMAT",
-           "JSON_VERSION", "LOSSES", "TINY"]
+           "JSON_VERSION", "LOSSES", "TINY", "PENALTIES", "CODINGS"]
 
 #: ``format`` and newest ``version`` of the model JSON that :meth:`GenericPerformanceModel.to_json` writes
 JSON_FORMAT = "perfkit.GenericPerformanceModel"
@@ -74,7 +74,9 @@ JSON_VERSION = 1
 #: default parameter bounds (thesis §4.1.1): a, κ and C in [0, 1000]; p and q in [-5, 5]
 DEFAULT_BOUNDS = {"a": (0.0, 1000.0), "C": (0.0, 1000.0), "p": (-5.0, 5.0), "q": (-5.0, 5.0)}
 METHODS = tuple(ENGINES)
-_PENALTIES = (None, "l1", "l2")
+#: the penalties of the fit (``penalty``), and the codings of categorical columns (``coding``)
+PENALTIES = (None, "l1", "l2")
+CODINGS = ("thesis", "reference")
 #: choices of ``loss``: eq. 4.9's mean absolute error, or the mean relative error |y − ŷ| / y
 LOSSES = ("absolute", "relative")
 #: coefficients (seconds) below this are left out of :meth:`GenericPerformanceModel.formula`: a bound-constrained
@@ -224,9 +226,14 @@ class GenericPerformanceModel(PerformanceForm):
 
 
     # ------------------------------------------------------------------ setup
+    def check_settings(self):
+        """Check every setting and the column roles before any data is read (``ValueError`` naming the one at
+        fault); returns what :meth:`fit` works from."""
+        return self._settings()
+
     def _settings(self):
         num, cat, ext = role_lists(self.numeric, self.categorical, self.extrinsic)
-        if self.penalty not in _PENALTIES:
+        if self.penalty not in PENALTIES:
             raise ValueError(f"penalty: expected None, 'l1' or 'l2', got {self.penalty!r}")
         try:
             lam = float(self.lam)
@@ -243,7 +250,7 @@ class GenericPerformanceModel(PerformanceForm):
             raise ValueError(f"loss: expected one of {LOSSES}, got {self.loss!r}")
         if self.method not in METHODS:
             raise ValueError(f"method: expected one of {METHODS}, got {self.method!r}")
-        if self.coding not in ("thesis", "reference"):
+        if self.coding not in CODINGS:
             raise ValueError(f"coding: expected 'thesis' or 'reference', got {self.coding!r}")
         bounds = _check_bounds(self.bounds)
         _check_random_state(self.random_state)

@@ -14,10 +14,12 @@ from ..schema import COMPUTE_PHASES, PHASES, steps_per_epoch
 from .equations import VARIANTS, load_imbalance_factor, speedup_pipelined
 
 __all__ = ["phase_wide", "summarise_phases", "predicted_speedups", "measured_table3_2", "measured_t_comm",
-           "measured_lif", "epoch_frame", "measured_speedup", "phase_remainder", "overlap_vs_phased", "bootstrap_cells"]
+           "measured_lif", "epoch_frame", "measured_speedup", "phase_remainder", "overlap_vs_phased", "bootstrap_cells",
+           "require_columns"]
 
 
-def _require(df, columns, what):
+def require_columns(df, columns, what: str) -> None:
+    """``ValueError`` naming ``what`` and the columns of ``df`` that are missing."""
     missing = [c for c in columns if c not in df.columns]
     if missing:
         raise ValueError(f"{what}: missing column(s) {missing}; has {list(df.columns)}")
@@ -33,7 +35,7 @@ def phase_wide(tidy, value: str = "mean"):
     value : str, default "mean"
         Column to spread.
     """
-    _require(tidy, ("model", "framework", "phase", value), "phase_wide")
+    require_columns(tidy, ("model", "framework", "phase", value), "phase_wide")
     wide = tidy.pivot_table(index=["model", "framework"], columns="phase", values=value, sort=False)
     cols = [p for p in PHASES if p in wide.columns]
     return wide[cols]
@@ -57,7 +59,7 @@ def summarise_phases(measured, by=("model", "framework", "workers")):
     """
     import pandas as pd
 
-    _require(measured, list(by) + ["iteration"], "summarise_phases")
+    require_columns(measured, list(by) + ["iteration"], "summarise_phases")
     phases = [p for p in PHASES if p in measured.columns]
     if not phases:
         raise ValueError(f"summarise_phases: no phase columns among {list(measured.columns)}")
@@ -105,10 +107,10 @@ def predicted_speedups(phases_1, t_comm, variants=VARIANTS, t_md_multi: str = "s
 
     if t_md_multi != "same":
         raise ValueError(f"t_md_multi: only 'same' is supported, got {t_md_multi!r}")
-    _require(t_comm, ("model", "framework", "gpus", "mean"), "predicted_speedups(t_comm)")
+    require_columns(t_comm, ("model", "framework", "gpus", "mean"), "predicted_speedups(t_comm)")
     wide = phase_wide(phases_1)
     need = ["t_io", "t_h2d", "t_md", "t_f", "t_b", "t_u"]
-    _require(wide, need, "predicted_speedups(phases_1)")
+    require_columns(wide, need, "predicted_speedups(phases_1)")
     rows = []
     for (model, fw), ph in wide.iterrows():
         for variant in variants:
@@ -273,7 +275,7 @@ def bootstrap_cells(measured_all, n_train: int = 60000, b: int | None = None, se
     seed = SEED if seed is None else seed
     df = measured_all if "mode" in measured_all.columns else measured_all.assign(mode="phased")
     keys = ["mode", "framework", "model", "workers", "iteration"]
-    _require(df, keys[1:] + ["t_iter"], "bootstrap_cells")
+    require_columns(df, keys[1:] + ["t_iter"], "bootstrap_cells")
     phases = [p for p in PHASES if p in df.columns]
     rank = "rank" in df.columns
     idx = df.groupby(keys, sort=True)["t_iter"].idxmax() if rank else None

@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...model.equations import speedup_pipelined
-from ...model.phases import phase_wide
+from ...model.phases import phase_wide, require_columns
 from ...report.uncertainty import SEED, Evidence, half_unit, rounding_draws
 from .params import VARIANTS
 from .quantities import BETTER_THAN_TF, SOURCES
@@ -13,13 +13,6 @@ __all__ = ["PARTS", "require_columns", "sum_check_3_2", "published_consistency",
 
 #: the phases whose sum is t_iter (eq. 3.3)
 PARTS = ["t_io", "t_h2d", "t_md", "t_f", "t_b", "t_u"]
-
-
-def require_columns(df, columns, what: str) -> None:
-    """``ValueError`` naming ``what`` and the columns of ``df`` that are missing."""
-    missing = [c for c in columns if c not in df.columns]
-    if missing:
-        raise ValueError(f"{what}: missing column(s) {missing}; has {list(df.columns)}")
 
 
 def sum_check_3_2(tidy, decimals: int = 4):
