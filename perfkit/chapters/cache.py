@@ -26,7 +26,7 @@ import platform
 import sys
 import time
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Mapping
 
 from ..report.progress import report
 from .store import RESULTS_FILE, Results
@@ -90,7 +90,7 @@ def _environment() -> dict:
 
 
 def _param_values(params) -> dict:
-    values = params.as_dict() if hasattr(params, "as_dict") else dict(params)
+    values = dict(params) if isinstance(params, Mapping) else params.as_dict()
     return {k: (list(v) if isinstance(v, tuple) else v) for k, v in sorted(values.items()) if k not in NOT_IN_KEY}
 
 
