@@ -256,9 +256,12 @@ def bootstrap_cells(measured_all, n_train: int = 60000, b: int | None = None, se
     One cell is a (mode, framework, model, workers) run. Each iteration is represented
     by its slowest worker (as in :func:`summarise_phases`), with the iteration's LIF
     (eq. 3.8, as in :func:`measured_lif`) and its epoch time (as in :func:`epoch_frame`).
-    The iterations of a cell are drawn with replacement ``b`` times (a seed per cell,
-    derived from ``seed``), so the means of this function equal those of the tables
-    and their resamples give the intervals of the Chapter 3 claims.
+    The iterations of a cell, in their order, are resampled ``b`` times by the stationary
+    block bootstrap (:func:`perfkit.report.uncertainty.block_mean_bootstrap`: blocks of
+    consecutive iterations, the expected block length chosen per cell from the
+    autocorrelation of its columns; a seed per cell, derived from ``seed``), so the means
+    of this function equal those of the tables and their resamples give the intervals
+    of the Chapter 3 claims.
 
     Returns
     -------
@@ -269,7 +272,7 @@ def bootstrap_cells(measured_all, n_train: int = 60000, b: int | None = None, se
     """
     import pandas as pd
 
-    from ..report.uncertainty import B, SEED, group_mean_bootstrap
+    from ..report.uncertainty import B, SEED, block_mean_bootstrap
 
     b = B if b is None else b
     seed = SEED if seed is None else seed
@@ -295,6 +298,7 @@ def bootstrap_cells(measured_all, n_train: int = 60000, b: int | None = None, se
             per[col] = np.nan
     out = {}
     for k, (cell, sub) in enumerate(per.groupby(keys[:-1], sort=True)):
-        est, samples = group_mean_bootstrap(sub[list(CELL_COLUMNS)].to_numpy(dtype=float), b=b, seed=[seed, k])
+        sub = sub.sort_values("iteration", kind="stable")
+        est, samples, _ = block_mean_bootstrap(sub[list(CELL_COLUMNS)].to_numpy(dtype=float), b=b, seed=[seed, k])
         out[tuple(cell)] = {c: (float(est[i]), samples[:, i]) for i, c in enumerate(CELL_COLUMNS)}
     return out

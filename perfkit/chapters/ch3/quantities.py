@@ -1,7 +1,8 @@
 """The claims' quantities on measured Chapter 3 runs, each an :class:`~perfkit.report.uncertainty.Evidence` per cell.
 
-Every quantity is a mean over the iterations of a run with its bootstrap over iterations
-(:func:`perfkit.model.phases.bootstrap_cells`); runs of different frameworks are independent, so resample
+Every quantity is a mean over the iterations of a run with its stationary block bootstrap over the
+iterations (:func:`perfkit.model.phases.bootstrap_cells`: blocks of consecutive iterations, as the
+iteration times of a run are autocorrelated); runs of different frameworks are independent, so resample
 *i* of one run is paired with resample *i* of another.
 """
 from __future__ import annotations
@@ -10,7 +11,8 @@ import numpy as np
 
 from ...model.equations import speedup_pipelined
 from ...model.phases import bootstrap_cells
-from ...report.uncertainty import B, SEED, Evidence, bootstrap_indices, spearman
+from ...report.uncertainty import (B, SEED, Evidence, bootstrap_indices, optimal_block_length, spearman,
+                                   stationary_bootstrap_indices)
 from ...schema import CH3_MODELS
 from .params import VARIANTS
 
@@ -20,9 +22,12 @@ __all__ = ["SOURCES", "BETTER_THAN_TF", "framework_key", "measured_quantities", 
 _B = f"{B} bootstrap resamples"
 #: where the resamples of each kind of quantity come from (the ledger's ``resampling`` column)
 SOURCES = {
-    "iterations": f"{_B} of the iterations of each run",
-    "cells": f"{_B} of the iterations of each run and of the (model, workers) cells",
-    "rows": f"{_B} of the rows (timed iterations) of each model's regression",
+    "iterations": f"{B} stationary block-bootstrap resamples of the iterations of each run (blocks of consecutive "
+                  "iterations, automatic block length)",
+    "cells": f"{B} stationary block-bootstrap resamples of the iterations of each run (automatic block length) "
+             "and bootstrap resamples of the (model, workers) cells",
+    "rows": f"{B} stationary block-bootstrap resamples of the rows (timed iterations) of each model's regression, "
+            "within each run (automatic block length)",
     "ols": f"{B} draws from the OLS fit's normal approximation (coefficient ± standard error)",
     "printed": f"printed numbers, each drawn {B} times uniformly within ±½ unit of its last digit",
     "exact": "none: printed numbers compared beyond their rounding (exact)",
@@ -112,20 +117,38 @@ def _lif_rho(run, sp) -> dict:
             "lif_cells": len(lif_cells)}
 
 
+def _run_blocks(rows, seed, columns=("epoch_time", "lif")) -> np.ndarray:
+    """``(B, len(rows))`` positions of ``rows``: each run's iterations (in order) drawn by the stationary bootstrap.
+
+    A run is a (framework, workers) group of ``rows``; each keeps its number of rows, and
+    its expected block length is the largest :func:`optimal_block_length` of ``columns``.
+    """
+    pos = np.arange(len(rows))
+    parts = []
+    by = [c for c in ("framework", "workers") if c in rows.columns]
+    order = rows.assign(_pos=pos)
+    order = order.sort_values(by + [c for c in ("iteration",) if c in rows.columns], kind="stable")
+    for j, (_, run) in enumerate(order.groupby(by, sort=True) if by else [(None, order)]):
+        block = max([1.0] + [optimal_block_length(run[c].to_numpy(float)) for c in columns if c in run.columns])
+        at = run["_pos"].to_numpy()
+        parts.append(at[stationary_bootstrap_indices(len(at), block, B, seed=[*seed, j])])
+    return np.concatenate(parts, axis=1)
+
+
 def regression_quantities(epochs, fitted) -> dict:
     """``lif_r2`` (bootstrap over rows) and ``lif_beta2`` (the fit's standard error) per model of eq. 3.9.
 
     ``epochs`` is :func:`perfkit.model.phases.epoch_frame` of the measured runs, ``fitted``
     the Table 3.5 layout of :func:`perfkit.model.lif.fit_lif_regression` on it (with ``se_beta2``).
-    R² is refitted on each resample of a model's rows by least squares; β2's draws come from its
-    normal approximation.
+    R² is refitted on each resample of a model's rows by least squares (:func:`_run_blocks`: the
+    iterations of each run resampled in blocks); β2's draws come from its normal approximation.
     """
     r2, beta2 = {}, {}
     for k, r in enumerate(fitted.itertuples()):
         sub = epochs[epochs["model"] == r.model]
         X = np.column_stack([np.ones(len(sub)), sub["workers"].to_numpy(float), sub["lif"].to_numpy(float)])
         y = sub["epoch_time"].to_numpy(float)
-        idx = bootstrap_indices(len(y), B, seed=[SEED, 7, k])
+        idx = _run_blocks(sub, seed=[SEED, 7, k])
         Xb, yb = X[idx], y[idx]
         xtx = np.einsum("bni,bnj->bij", Xb, Xb)
         xty = np.einsum("bni,bn->bi", Xb, yb)

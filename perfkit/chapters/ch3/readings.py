@@ -66,7 +66,7 @@ def _overlap(r: Ch3Results) -> str:
 def _regression(r: Ch3Results) -> str:
     return ("The eq. 3.9 regression on our data reaches R² "
             + ", ".join(f"{e.estimate:.2f} [{e.lo:.2f}, {e.hi:.2f}] ({k})" for k, e in r.quantities.lif_r2.items())
-            + " (95 % intervals), with one point per timed iteration.")
+            + " (95 % intervals; one point per timed iteration, resampled in blocks).")
 
 
 def _frameworks(r: Ch3Results, ledger) -> str:
