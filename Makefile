@@ -17,7 +17,7 @@ endif
 .PHONY: help setup frameworks reproduce teaching test lab clean collect collect-ch5 collect-frameworks collect-frameworks-ch4
 
 help:
-	@echo "make reproduce [QUICK=1] [NO_CACHE=1]  execute every chapter notebook (build/ + figures/); NO_CACHE=1 recomputes results"
+	@echo "make reproduce [QUICK=1] [NO_CACHE=1]  execute every chapter notebook (build/ + figures/; QUICK=1: build/quick/ + build/quick/figures/, never figures/); NO_CACHE=1 recomputes results"
 	@echo "make teaching [QUICK=1]   execute the teaching notebook (build/)"
 	@echo "make test                 run the test suite"
 	@echo "make lab                  open JupyterLab on the repository: notebooks/ and the executed copies in build/"

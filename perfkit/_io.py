@@ -4,48 +4,106 @@ Every write that replaces a file goes through :func:`atomic_write` (a private
 temporary file in the target folder, ``fsync``, atomic rename: a planted file
 or link cannot redirect it, and a crash leaves the old file whole). Every
 append goes through :func:`append_bytes`, which refuses to follow a symbolic
-link. :func:`check_output` refuses an output that is a folder or one of the
-command's inputs, before any work starts. :func:`read_csv` reads a user's table
-with one clear error for a missing file, a folder, an unreadable file or
-duplicate column names.
+link. :func:`check_output` refuses an output that is not a regular file or a new
+path (a folder, a link, a device, a FIFO) or that is one of the command's inputs,
+before any work starts. :func:`check_input_file` accepts only readable regular
+files of bounded size. :func:`read_csv` reads a user's table with one clear error
+for a missing file, a folder, a device, an unreadable file or duplicate column names.
 """
 from __future__ import annotations
 
 import csv
 import errno
 import os
+import stat
 import tempfile
 from pathlib import Path
 
-__all__ = ["atomic_write", "append_bytes", "check_output", "check_input_file", "read_csv"]
+__all__ = ["MAX_INPUT_BYTES", "atomic_write", "append_bytes", "check_output", "check_input_file", "read_csv"]
 
 
-def check_input_file(path, what: str = "file") -> Path:
-    """``path`` as a Path if it is a readable regular file; otherwise one clear error naming it."""
+#: the largest input file perfkit reads (bytes): a device or a runaway file is refused instead of filling memory
+MAX_INPUT_BYTES = 1 << 30
+
+
+def _kind(mode: int) -> str:
+    """What a non-regular file is, in words."""
+    for test, word in ((stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
+                       (stat.S_ISFIFO, "a FIFO (named pipe)"), (stat.S_ISSOCK, "a socket"),
+                       (stat.S_ISDIR, "a folder")):
+        if test(mode):
+            return word
+    return "not a regular file"
+
+
+def check_input_file(path, what: str = "file", max_bytes: int | None = None) -> Path:
+    """``path`` as a Path if it is a readable regular file of at most ``max_bytes`` (default
+    :data:`MAX_INPUT_BYTES`); otherwise one clear error naming it.
+
+    A device (``/dev/zero``), a FIFO or a pipe (``/dev/stdin`` fed by a pipe) is refused: it could be read
+    forever, or only once while perfkit may read an input twice.
+    """
     p = Path(path)
-    if not p.exists():
-        raise FileNotFoundError(f"{what} {str(p)!r}: no such file")
-    if p.is_dir():
+    try:
+        st = os.stat(p)
+    except FileNotFoundError:
+        raise FileNotFoundError(f"{what} {str(p)!r}: no such file") from None
+    except OSError as exc:
+        raise ValueError(f"{what} {str(p)!r}: cannot be read ({exc.strerror or exc})") from None
+    if stat.S_ISDIR(st.st_mode):
         raise ValueError(f"{what} {str(p)!r} is a folder, not a file")
+    if not stat.S_ISREG(st.st_mode):
+        raise ValueError(f"{what} {str(p)!r} is {_kind(st.st_mode)}, not a regular file; save the data to a file "
+                         "and give its path")
+    max_bytes = MAX_INPUT_BYTES if max_bytes is None else max_bytes
+    if st.st_size > max_bytes:
+        raise ValueError(f"{what} {str(p)!r} is {st.st_size / 2**20:.0f} MiB; perfkit reads files of at most "
+                         f"{max_bytes / 2**20:.0f} MiB")
     if not os.access(p, os.R_OK):
         raise ValueError(f"{what} {str(p)!r}: not readable (permission denied)")
     return p
 
 
-def check_output(path, flag: str = "--out", inputs=()) -> Path:
-    """Refuse an output that is an existing folder, one of ``inputs``, or in a folder that does not exist.
+def _same_file(a: Path, b: Path) -> bool:
+    """``a`` and ``b`` name the same file (the same inode, or the same resolved path)."""
+    try:
+        if a.exists() and b.exists() and os.path.samefile(a, b):
+            return True
+    except OSError:
+        pass
+    return a.resolve() == b.resolve()
 
-    Called before any work starts, so a long fit is never lost to a bad ``--out``.
+
+def check_output(path, flag: str = "--out", inputs=()) -> Path:
+    """Refuse an output that is not a regular file or a new path, one of ``inputs``, or in a folder that does
+    not exist or is not writable.
+
+    A folder, a symbolic link, a device (``/dev/null``), a FIFO or a socket is refused: perfkit replaces its
+    outputs (:func:`atomic_write`), which would put a regular file in their place. Called before any work
+    starts, so a long fit is never lost to a bad ``--out``.
     """
     p = Path(path)
-    if p.is_dir():
+    if not str(path).strip():
+        raise ValueError(f"{flag}: expected a file name, got an empty path")
+    try:
+        st = os.lstat(p)
+    except FileNotFoundError:
+        st = None
+    except OSError as exc:
+        raise ValueError(f"{flag} {str(p)!r}: cannot be checked ({exc.strerror or exc})") from None
+    if st is not None and stat.S_ISLNK(st.st_mode):
+        raise ValueError(f"{flag} {str(p)!r} is a symbolic link; perfkit does not write through links "
+                         "(remove the link or choose another file)")
+    if st is not None and stat.S_ISDIR(st.st_mode):
         raise ValueError(f"{flag} {str(p)!r} is a folder; give a file name")
+    if st is not None and not stat.S_ISREG(st.st_mode):
+        raise ValueError(f"{flag} {str(p)!r} is {_kind(st.st_mode)}; perfkit writes only regular files "
+                         "(it would replace it) — choose a file name")
     for src in inputs:
         if src is None:
             continue
         s = Path(src)
-        same = p.exists() and s.exists() and os.path.samefile(p, s)
-        if same or p.resolve() == s.resolve():
+        if _same_file(p, s):
             raise ValueError(f"{flag} {str(p)!r} is the input {str(s)!r}; writing there would destroy it — "
                              "choose another file")
     parent = p.parent if str(p.parent) else Path(".")

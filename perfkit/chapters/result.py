@@ -16,7 +16,8 @@ from pathlib import Path
 from typing import Any, Callable
 
 __all__ = ["ChapterResult", "findings", "ParameterError", "ParamsBase", "Check", "make_params", "at_least", "one_of",
-           "number_at_least", "grid", "existing_file", "existing_files", "output_folder", "show_path", "checked_params"]
+           "number_at_least", "grid", "existing_file", "existing_files", "output_folder", "show_path", "path_kind",
+           "checked_params"]
 
 
 class ParameterError(ValueError):
@@ -115,6 +116,12 @@ def show_path(path) -> str:
         return str(path)
 
 
+def path_kind(check) -> str:
+    """``"file"``, ``"files"`` or ``"folder"`` for a rule made by :func:`existing_file`, :func:`existing_files`
+    or :func:`output_folder` (a parameter that holds a path, or a list of paths); ``""`` for any other rule."""
+    return getattr(getattr(check, "test", None), "path_kind", "")
+
+
 def existing_file(what: str, empty: str = "") -> Check:
     """A path (absolute, or relative to the repository) of an existing file; ``""`` allowed when ``empty`` says
     what it means."""
@@ -128,10 +135,13 @@ def existing_file(what: str, empty: str = "") -> Check:
         path = resolve(v)
         if path.is_dir():
             return f"{v!r} is a folder ({path})"
+        if path.exists() and not path.is_file():
+            return f"{v!r} is not a regular file ({path}: a device, a FIFO or a socket)"
         if not path.is_file():
             return f"{v!r} not found ({path})"
         return True
 
+    test.path_kind = "file"
     return Check(f"an existing file ({what}){f' or {empty}' if empty else ''}", test)
 
 
@@ -143,8 +153,9 @@ def output_folder(what: str) -> Check:
         if not isinstance(v, str) or not v.strip():
             return False
         path = Path(v).expanduser()
-        return f"{v!r} is a file" if path.is_file() else True
+        return f"{v!r} is a file" if path.exists() and not path.is_dir() else True
 
+    test.path_kind = "folder"
     return Check(f'a folder (created when missing) or "" for {what}', test)
 
 
@@ -165,6 +176,7 @@ def existing_files(what: str) -> Check:
                 return f"item {item!r}: " + (verdict if isinstance(verdict, str) else "not a path")
         return True
 
+    test.path_kind = "files"
     return Check(f"a list (possibly empty) of existing {what} files", test)
 
 

@@ -1,10 +1,11 @@
-"""``perfkit fit``: the flags' defaults and the checks that run before any data is read or any fit starts."""
+"""``perfkit fit``: the flags' defaults and the checks that run on the flags and the data before any fit starts."""
 from __future__ import annotations
 
 import math
 
 __all__ = ["AUTO", "DEFAULT_CODING", "DEFAULT_FORM", "DEFAULT_INTERVALS", "DEFAULT_METHOD", "DEFAULT_PENALTY",
-           "check_fit_flags", "check_form_flags", "held_out_rows"]
+           "MIN_HELD_OUT", "check_fit_flags", "check_form_flags", "check_levels", "check_target_spread",
+           "held_out_rows"]
 
 #: ``--form`` value that scores every form by cross-validation and keeps one
 AUTO = "auto"
@@ -17,25 +18,40 @@ DEFAULT_CODING = "thesis"
 DEFAULT_INTERVALS = "studentized"
 
 
-def held_out_rows(value: float, n_rows: int | None = None) -> int | None:
+#: the fewest held-out rows a fit is scored on (R² and the intervals' coverage need a spread of held-out times)
+MIN_HELD_OUT = 2
+
+
+def held_out_rows(value: float, n_rows: int | None = None, min_fit: int = 2) -> int | None:
     """``--test-size`` as a number of held-out rows (None when ``n_rows`` is not given: only the form is checked).
 
     A value strictly between 0 and 1 is a share of the rows (rounded up, as
     scikit-learn does); a whole number >= 1 is a row count. Anything else
-    (0, negatives, 1.5, NaN) is an error, and so is a split that leaves no
-    row to fit or none to test.
+    (0, negatives, 1.5, NaN) is an error, and so is a split that holds out
+    fewer than :data:`MIN_HELD_OUT` rows or leaves fewer than ``min_fit`` rows
+    to fit (checked before any fit starts, so no fit is run only to fail on
+    its score).
     """
     if not math.isfinite(value) or value <= 0 or (value >= 1 and value != int(value)):
         raise ValueError(f"--test-size: expected a share strictly between 0 and 1 or a whole number of rows >= 1, "
                          f"got {value:g}")
     if n_rows is None:
         return None
+    low, high = MIN_HELD_OUT, n_rows - max(min_fit, 1)
     if n_rows < 2:
         raise ValueError(f"--test-size {value:g}: the data has {n_rows} row; fitting and testing need at least 2")
     n_test = math.ceil(value * n_rows) if value < 1 else int(value)
     if not 1 <= n_test <= n_rows - 1:
         raise ValueError(f"--test-size {value:g}: holding out {n_test} of the {n_rows} rows leaves nothing to fit; "
                          f"give a share in (0, 1) or 1 to {n_rows - 1} rows")
+    allowed = (f"give a share in (0, 1) that holds out {low} to {high} rows, or a row count from {low} to {high}"
+               if low <= high else f"the data has {n_rows} rows; at least {low + max(min_fit, 1)} are needed")
+    if n_test < low:
+        raise ValueError(f"--test-size {value:g}: holds out {n_test} of the {n_rows} rows; scoring the fit (R², "
+                         f"coverage) needs at least {low} held-out rows; {allowed}")
+    if n_rows - n_test < min_fit:
+        raise ValueError(f"--test-size {value:g}: holding out {n_test} of the {n_rows} rows leaves {n_rows - n_test} "
+                         f"to fit; the fit needs at least {min_fit}; {allowed}")
     return n_test
 
 
@@ -68,3 +84,28 @@ def check_form_flags(args) -> None:
         raise ValueError(f"--penalty/--lam/--method/--coding belong to --form thesis, not --form {args.form}")
     if args.form == AUTO and args.intervals == "split":
         raise ValueError("--intervals split: the form search calibrates from its own folds; use studentized or cv+")
+
+
+def check_levels(X, categorical) -> None:
+    """Every level of the ``categorical`` columns of ``X`` is one a saved model keeps as it is: a string or a
+    finite number (True/False, dates and other objects would not read back from the model's JSON)."""
+    import pandas as pd
+
+    from ..model.persist import is_finite
+
+    for col in categorical:
+        for level in pd.unique(X[col]):
+            value = level.item() if hasattr(level, "item") and not isinstance(level, str) else level
+            if isinstance(value, bool) or not (isinstance(value, str) or is_finite(value)):
+                raise ValueError(f"categorical column {col!r}: level {value!r} ({type(level).__name__}) cannot be "
+                                 "saved in the model's JSON and read back as the same level; write the levels as "
+                                 "text (e.g. yes/no) or as numbers")
+
+
+def check_target_spread(y, what: str, hint: str = "") -> None:
+    """``y`` has at least two different values: a constant target leaves nothing to model and no held-out R²."""
+    values = y.unique()
+    if len(values) < 2:
+        shown = f"{values[0]:g}" if len(values) else "nothing"
+        raise ValueError(f"{what} is constant (every row is {shown}): there is no variation to model and the "
+                         f"held-out R² is undefined{hint}")

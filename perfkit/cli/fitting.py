@@ -20,7 +20,8 @@ from ..model.intervals import ConformalRegressor, coverage_of, predictable_rows
 from ..model.search import make_form, search_forms
 from ..model.validation import column_list, missing_column_error, validate_frame, validate_target
 from .common import duration, pairs, print_warnings
-from .fit_checks import AUTO, DEFAULT_FORM, DEFAULT_PENALTY, check_fit_flags, check_form_flags, held_out_rows
+from .fit_checks import (AUTO, DEFAULT_FORM, DEFAULT_PENALTY, check_fit_flags, check_form_flags, check_levels,
+                         check_target_spread, held_out_rows)
 
 __all__ = ["fit_command", "fit_other_form", "fit_thesis_form", "prepare"]
 
@@ -58,8 +59,14 @@ def prepare(args):
     validate_frame(X, **roles)
     y = pd.Series(validate_target(df[args.target], X, name=f"target column {args.target!r}", positive=True),
                   index=df.index, name=args.target)
-    n_test = held_out_rows(args.test_size, len(df))
-    return model, roles, fixed, tuple(train_test_split_frame(X, y, test_size=n_test, random_state=0))
+    check_levels(X, roles["categorical"])
+    check_target_spread(y, f"target column {args.target!r}")
+    uses_folds = args.form != DEFAULT_FORM or args.calibrate  # the form search and the intervals refit on folds
+    n_test = held_out_rows(args.test_size, len(df), min_fit=max(2, args.cv if uses_folds else 2))
+    split = tuple(train_test_split_frame(X, y, test_size=n_test, random_state=0))
+    check_target_spread(split[3], f"target column {args.target!r} on the {n_test} held-out rows",
+                        hint="; give another --test-size")
+    return model, roles, fixed, split
 
 
 def _fit_seeds(args, model, X_tr, y_tr) -> RepeatedFit:
@@ -110,31 +117,44 @@ def _print_seeds(args, rep: RepeatedFit, roles, X_tr, X_te, y_tr, y_te) -> None:
         print(table[ERROR_COLUMNS].to_string())
 
 
-def _calibrate(args, best, X_tr, X_te, y_tr, y_te) -> ConformalRegressor:
-    """``--calibrate``: conformal intervals around refits of the best seed's settings, checked on the held-out rows."""
+def _calibrate(args, best, X_tr, y_tr) -> ConformalRegressor:
+    """``--calibrate``: conformal intervals around refits of the best seed's settings."""
     from sklearn.base import clone
 
     print(f"calibrating 90 %-style intervals: {args.cv} more fits of the best seed's settings", file=sys.stderr)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConstantColumnWarning)
-        model = ConformalRegressor(clone(best), method=args.intervals, n_splits=args.cv,
-                                   random_state=0).fit(X_tr, y_tr)
-    iv = model.predict_interval(X_te, 0.9)
-    print(f"90 % intervals cover {100 * coverage_of(iv, y_te):.1f} % of the {len(y_te)} held-out rows")
-    return model
+        return ConformalRegressor(clone(best), method=args.intervals, n_splits=args.cv,
+                                  random_state=0).fit(X_tr, y_tr)
+
+
+def _report_then_save(model, out: str, report, saved: str = "") -> None:
+    """``report()`` (the held-out comparison), then ``model`` saved to ``out`` — saved even when the report
+    fails, so a finished fit is never lost; the report's error then says where the model is."""
+    try:
+        report()
+    except ValueError as exc:
+        model.to_json(out)
+        raise ValueError(f"{exc} (the fitted model is saved in {out})") from None
+    model.to_json(out)  # atomic: a crash never leaves half a model
+    print(f"\nsaved {out}{saved}")
 
 
 def fit_thesis_form(args, model, roles, X_tr, X_te, y_tr, y_te) -> None:
-    """``perfkit fit --form thesis``: ``--seeds`` fits, the best kept (calibrated with ``--calibrate``), saved."""
+    """``perfkit fit --form thesis``: ``--seeds`` fits, the best kept (calibrated with ``--calibrate``), compared
+    on the held-out rows, saved."""
     print(f"fitting the generic model on {len(X_tr)} rows ({args.seeds} seeds, {args.method} engine); "
           f"{len(X_te)} rows held out", flush=True)
     rep = _fit_seeds(args, model, X_tr, y_tr)
-    _print_seeds(args, rep, roles, X_tr, X_te, y_tr, y_te)
-    best = rep.best
-    if args.calibrate:
-        best = _calibrate(args, best, X_tr, X_te, y_tr, y_te)
-    best.to_json(args.out)  # atomic: a crash never leaves half a model
-    print(f"\nsaved {args.out}")
+    best = _calibrate(args, rep.best, X_tr, y_tr) if args.calibrate else rep.best
+
+    def report():
+        _print_seeds(args, rep, roles, X_tr, X_te, y_tr, y_te)
+        if args.calibrate:
+            iv = best.predict_interval(X_te, 0.9)
+            print(f"90 % intervals cover {100 * coverage_of(iv, y_te):.1f} % of the {len(y_te)} held-out rows")
+
+    _report_then_save(best, args.out, report)
 
 
 def _fit_or_search(args, roles, fixed, X_tr, X_te, y_tr):
@@ -161,6 +181,12 @@ def fit_other_form(args, roles, fixed, X_tr, X_te, y_tr, y_te) -> None:
         model = _fit_or_search(args, roles, fixed, X_tr, X_te, y_tr)
     print_warnings(caught)
     print(f"\nfit and calibration took {duration(time.perf_counter() - start)}")
+    _report_then_save(model, args.out, lambda: _compare_other(args, model, roles, X_tr, X_te, y_tr, y_te),
+                      saved=f" (with its intervals: perfkit predict {args.out} CONFIGS.csv --interval 0.9)")
+
+
+def _compare_other(args, model, roles, X_tr, X_te, y_tr, y_te) -> None:
+    """The held-out coverage of ``model``'s 90 % intervals and its errors beside a forest's and boosting's."""
     ok = predictable_rows(model, X_tr, X_te, roles["categorical"])
     if not ok.all():  # e.g. a hybrid with rates by shape, and a held-out combination of levels the fit never had
         print(f"{int((~ok).sum())} of {len(X_te)} held-out rows have a combination of levels the chosen model has "
@@ -176,5 +202,3 @@ def fit_other_form(args, roles, fixed, X_tr, X_te, y_tr, y_te) -> None:
         table = compare_models(models, X_tr, y_tr, X_te, y_te, prefitted={name})
         print("\nheld-out errors:")
         print(table[ERROR_COLUMNS].to_string())
-    model.to_json(args.out)
-    print(f"\nsaved {args.out} (with its intervals: perfkit predict {args.out} CONFIGS.csv --interval 0.9)")

@@ -15,10 +15,13 @@ def add_arguments(parser) -> None:
     parser.add_argument("--build-dir", default=None,
                         help="folder for executed notebooks (default: build/, build/quick/ with --quick, "
                              "build/custom/ with --figures-dir)")
-    parser.add_argument("--figures-dir", default=None, help="folder for figures/tables (default: figures)")
+    parser.add_argument("--figures-dir", default=None,
+                        help="folder for figures/tables (default: figures/; build/quick/figures/ with --quick, which "
+                             "never writes the committed figures/); ~ and relative paths are taken from here")
     parser.add_argument("-p", "--parameter", nargs=2, action="append", default=[], metavar=("NAME", "VALUE"),
                         help="a value for the notebooks' parameters cell, e.g. -p n_fit 900 -p lams '[1e-3, 1e-2]' "
-                             "(a Python literal; anything else is a string); repeatable")
+                             "(a Python literal; anything else is a string; a path's ~ and relative paths are taken "
+                             "from here); repeatable")
     parser.add_argument("--no-progress", action="store_true", help="hide progress bars")
     parser.add_argument("--no-cache", action="store_true",
                         help="recompute every chapter's results instead of reading them from the results cache "
