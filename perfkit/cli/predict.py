@@ -1,6 +1,8 @@
 """``perfkit predict model.json configs.csv [--interval 0.9] [--out preds.csv]``: predict with a saved model."""
 from __future__ import annotations
 
+import sys
+
 from .common import check_interval, need_intervals, print_warnings
 
 #: the subcommand's line in ``perfkit --help``
@@ -11,7 +13,8 @@ def add_arguments(parser) -> None:
     """The options of ``perfkit predict``."""
     parser.add_argument("model", help="model JSON written by `perfkit fit`")
     parser.add_argument("csv", help="configurations, with the model's columns")
-    parser.add_argument("--out", default=None, help="write the table with a `predicted` column here (default: stdout)")
+    parser.add_argument("--out", default=None, help="write the table with the columns `predicted` and `extrapolated` "
+                                                    "here (default: stdout)")
     parser.add_argument("--interval", type=float, default=None, metavar="COVERAGE",
                         help="add conformal interval columns lower, upper (e.g. 0.9) and extrapolated")
 
@@ -19,12 +22,16 @@ def add_arguments(parser) -> None:
 def run(args, argv=None) -> None:
     """``perfkit predict``: ``--out`` may not be a folder, the model or the configurations; written atomically.
 
-    ``--interval C`` (strictly between 0 and 1) adds ``lower``, ``upper`` and ``extrapolated``
-    and needs a model saved with its calibration (``perfkit fit --form ...`` or ``--calibrate``).
+    ``extrapolated`` marks the rows outside the data the model was fitted on (a value beyond the fitted range of
+    a column, or a level not seen), and one warning line says how many and which columns; a model saved
+    without calibration kept no fitted ranges, which a warning line says instead. ``--interval C`` (strictly
+    between 0 and 1) adds ``lower`` and ``upper`` and needs a model saved with its calibration
+    (``perfkit fit --form ...`` or ``--calibrate``).
     """
     import warnings
 
     from .._io import atomic_write, check_output, read_csv
+    from ..model.intervals import extrapolation
     from ..model.persist import load_model
 
     if args.interval is not None:
@@ -32,16 +39,26 @@ def run(args, argv=None) -> None:
     if args.out:
         check_output(args.out, "--out", inputs=[args.model, args.csv])
     model = load_model(args.model)
-    df = read_csv(args.csv, "configurations CSV")
-    if args.interval is None:
-        out = df.assign(predicted=model.predict(df))
-    else:
+    if args.interval is not None:
         need_intervals(model, args.model)
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
-            iv = model.predict_interval(df, args.interval)
-        print_warnings(caught)
-        out = df.assign(**{c: iv[c].to_numpy() for c in iv.columns})
+    df = read_csv(args.csv, "configurations CSV")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        if args.interval is None:
+            out = df.assign(predicted=model.predict(df))
+            flags, outside = extrapolation(model, df)
+            if flags is not None:
+                out = out.assign(extrapolated=flags.to_numpy())
+        else:
+            iv = model.predict_interval(df, args.interval)  # warns of the rows outside the fitted data itself
+            out, flags, outside = df.assign(**{c: iv[c].to_numpy() for c in iv.columns}), iv["extrapolated"], ""
+    print_warnings(caught)
+    if flags is None:
+        print(f"perfkit: warning: {args.model} kept no fitted ranges (saved without calibration): rows outside "
+              "the data it was fitted on cannot be flagged; refit with --calibrate to have them flagged",
+              file=sys.stderr, flush=True)
+    if outside:
+        print(f"perfkit: warning: {outside}: their predictions are extrapolations", file=sys.stderr, flush=True)
     if args.out:
         atomic_write(args.out, out.to_csv(index=False))
         print(f"wrote {len(out)} predictions to {args.out}")

@@ -1,6 +1,8 @@
 """``perfkit whatif model.json --base CONFIG --vary workers=1,2,4,8``: time, speedup, efficiency against one column."""
 from __future__ import annotations
 
+import io
+import os
 import sys
 
 from .common import check_interval, need_intervals, number_or_text, pairs, print_warnings
@@ -23,13 +25,41 @@ def add_arguments(parser) -> None:
     parser.add_argument("--plot", default=None, help="also draw it (png/svg/pdf)")
 
 
+def _check_outputs(args, base_file) -> str | None:
+    """``--out`` and ``--plot`` checked before any work: neither an input (the model, the ``--base`` CSV) nor the
+    other output; the figure's format (from the suffix of ``--plot``) one matplotlib writes. Returns that format."""
+    from .._io import check_output
+
+    if args.out and args.plot and os.path.realpath(args.out) == os.path.realpath(args.plot):
+        raise ValueError(f"--plot {args.plot!r} is also --out: the figure would replace the table; "
+                         "give two file names")
+    for flag, path in (("--out", args.out), ("--plot", args.plot)):
+        if path:
+            check_output(path, flag, inputs=[args.model, base_file])
+    if not args.plot:
+        return None
+    from matplotlib.figure import Figure
+
+    kinds = Figure().canvas.get_supported_filetypes()
+    kind = os.path.splitext(args.plot)[1].lstrip(".").lower()
+    if kind not in kinds:
+        raise ValueError(f"--plot {args.plot!r}: end the name with the suffix of a figure format, one of "
+                         + ", ".join(f".{k}" for k in sorted(kinds)))
+    return kind
+
+
 def run(args, argv=None) -> None:
-    """``perfkit whatif``: one configuration, one column varied; a table (and a figure) of time, speedup, efficiency."""
+    """``perfkit whatif``: one configuration, one column varied; a table (and a figure) of time, speedup, efficiency.
+
+    ``--vary`` must name a column the model reads. ``--out`` and ``--plot`` may not be an input of the command
+    (the model, the ``--base`` CSV) or each other (checked before any work), and are written atomically
+    (:func:`perfkit._io.atomic_write`), never through a link.
+    """
     import warnings
 
     import pandas as pd
 
-    from .._io import atomic_write, check_input_file, check_output, read_csv
+    from .._io import atomic_write, check_input_file, read_csv
     from ..model.persist import load_model
     from ..model.whatif import whatif
 
@@ -39,12 +69,11 @@ def run(args, argv=None) -> None:
     grid = [number_or_text(v.strip()) for v in values.split(",") if v.strip()]
     if not sep or not col or not grid:
         raise ValueError(f"--vary: expected column=v1,v2,..., e.g. workers=1,2,4,8; got {args.vary!r}")
-    for flag, path in (("--out", args.out), ("--plot", args.plot)):
-        if path:
-            check_output(path, flag, inputs=[args.model])
+    pairs_given = "=" in args.base and not args.base.lower().endswith(".csv")
+    plot_format = _check_outputs(args, None if pairs_given else args.base)
     model = load_model(args.model)
     need_intervals(model, args.model)
-    if "=" in args.base and not args.base.lower().endswith(".csv"):
+    if pairs_given:
         base = pairs(args.base, "--base")
     else:
         frame = read_csv(check_input_file(args.base, "--base CSV"), "--base CSV")
@@ -57,7 +86,7 @@ def run(args, argv=None) -> None:
     print_warnings(caught)
     numeric = "efficiency" in table.columns
     with pd.option_context("display.width", 160, "display.float_format", "{:.4g}".format):
-        print(f"what if {col} = {', '.join(map(str, grid))}  ({int(100 * args.interval)} % intervals; speedup "
+        print(f"what if {col} = {', '.join(map(str, grid))}  ({100 * args.interval:g} % intervals; speedup "
               f"relative to {col} = {grid[0]}{'; efficiency = speedup / (' + col + ' ratio)' if numeric else ''})")
         print(table.to_string(index=False))
     if table["extrapolated"].any():
@@ -70,5 +99,7 @@ def run(args, argv=None) -> None:
         from ..report.plots import whatif_figure
 
         fig = whatif_figure(table, col)
-        fig.savefig(args.plot, bbox_inches="tight")
+        buffer = io.BytesIO()
+        fig.savefig(buffer, format=plot_format, bbox_inches="tight")
+        atomic_write(args.plot, buffer.getvalue())
         print(f"wrote {args.plot}")

@@ -34,8 +34,8 @@ for slow configurations in seconds but the same in percent.
 
 The guarantee says nothing about configurations outside the measured ones: a row
 with a value beyond the fitted range of a column, or a category level never seen,
-is flagged by :meth:`ConformalRegressor.extrapolated`, and
-:meth:`~ConformalRegressor.predict_interval` warns
+is flagged by :meth:`ConformalRegressor.extrapolated` (and :func:`extrapolation`, which also says how many rows
+and which columns), and :meth:`~ConformalRegressor.predict_interval` warns
 (:class:`ExtrapolationWarning`) naming the columns.
 """
 from __future__ import annotations
@@ -55,8 +55,8 @@ from .leverage import leverage_basis, leverage_of
 from .persist import SavedModel, is_finite, jsonable, leverage_from_doc, model_from_doc
 from .validation import column_list, missing_column_error, numeric_column, validate_target
 
-__all__ = ["ConformalRegressor", "ExtrapolationWarning", "coverage_of", "seen_rows", "predictable_rows", "METHODS",
-           "leverage_basis", "leverage_of", "leverage_from_doc", "JSON_FORMAT", "JSON_VERSION"]
+__all__ = ["ConformalRegressor", "ExtrapolationWarning", "coverage_of", "extrapolation", "seen_rows",
+           "predictable_rows", "METHODS", "leverage_basis", "leverage_of", "leverage_from_doc", "JSON_FORMAT", "JSON_VERSION"]
 
 #: ways :class:`ConformalRegressor` computes its scores
 METHODS = ("cv+", "studentized", "split")
@@ -330,7 +330,9 @@ class ConformalRegressor(RowCapabilities, SavedModel, RegressorMixin, BaseEstima
         Notes
         -----
         With n scores, the conformal quantile is the ⌈(n+1)·coverage⌉-th
-        smallest, i.e. the empirical quantile at level ⌈(n+1)·coverage⌉/n. When
+        smallest (at least the 1st: any coverage in (0, 1) gives an interval, and
+        its width never shrinks as the coverage grows), i.e. the empirical quantile
+        at level ⌈(n+1)·coverage⌉/n. When
         that rank exceeds n (coverage above n/(n+1): too few rows for the
         coverage asked), the interval is unbounded: ``lower`` 0, ``upper`` inf.
 
@@ -346,7 +348,8 @@ class ConformalRegressor(RowCapabilities, SavedModel, RegressorMixin, BaseEstima
         ⌈(1−α)(n+1)⌉-th smallest of log μ₋ₖ₍ᵢ₎(x) + Rᵢ over the training rows i
         (k(i) the fold of row i, α = 1 − coverage). The interval is not centred
         on ``predicted`` (the model fitted on all rows), which it usually but
-        not always contains.
+        not always contains. Below a coverage of about 1/2 the two ends can cross; the interval is then the
+        point between them (log scale), of width 0.
 
         Warns
         -----
@@ -364,13 +367,13 @@ class ConformalRegressor(RowCapabilities, SavedModel, RegressorMixin, BaseEstima
 
         self._check_fitted()
         cov = _check_coverage(coverage)
-        flags, faults = self._extrapolation(X)
-        if faults:
-            warnings.warn(f"{int(flags.sum())} of {len(X)} rows lie outside the fitted data (" + "; ".join(faults)
-                          + "): the coverage guarantee does not hold for them", ExtrapolationWarning, stacklevel=2)
+        flags, outside = self._extrapolation(X)
+        if outside:
+            warnings.warn(outside + ": the coverage guarantee does not hold for them", ExtrapolationWarning,
+                          stacklevel=2)
         pred = _positive_predictions(self.estimator_, X)
         n = self.n_calibration_
-        rank_hi = math.ceil(round((n + 1) * cov, 9))  # the rounding keeps 0.9 · 10 from landing on 9.000…01
+        rank_hi = max(1, math.ceil(round((n + 1) * cov, 9)))  # the rounding keeps 0.9 · 10 from landing on 9.000…01
         if rank_hi > n:
             lower, upper = np.zeros(len(X)), np.full(len(X), np.inf)
         elif self.method in ("split", "studentized"):
@@ -388,11 +391,15 @@ class ConformalRegressor(RowCapabilities, SavedModel, RegressorMixin, BaseEstima
                 lo = np.partition(mu - self.scores_, rank_lo - 1, axis=1)[:, rank_lo - 1]
                 hi = np.partition(mu + self.scores_, rank_hi - 1, axis=1)[:, rank_hi - 1]
                 lower[s:s + step], upper[s:s + step] = np.exp(lo), np.exp(hi)
+            cross = lower > upper  # only below a coverage of about 1/2
+            lower[cross] = upper[cross] = np.sqrt(lower[cross] * upper[cross])
         return pd.DataFrame({"predicted": pred, "lower": lower, "upper": upper, "extrapolated": flags.to_numpy()},
                             index=X.index)
 
     # ---------------------------------------------------------- extrapolation
     def _extrapolation(self, X):
+        """(flags, message): the Boolean Series of :meth:`extrapolated` and "k of n rows lie outside the fitted data
+        (column: what)", or "" when no row does."""
         import pandas as pd
 
         if not isinstance(X, pd.DataFrame):
@@ -418,7 +425,8 @@ class ConformalRegressor(RowCapabilities, SavedModel, RegressorMixin, BaseEstima
                 new = list(dict.fromkeys(X[c].to_numpy()[unseen].tolist()))
                 faults.append(f"{c!r}: unseen level{'s' if len(new) > 1 else ''} "
                               + ", ".join(repr(v) for v in new[:5]) + (" ..." if len(new) > 5 else ""))
-        return pd.Series(flags, index=X.index, name="extrapolated"), faults
+        message = f"{int(flags.sum())} of {len(X)} rows lie outside the fitted data ({'; '.join(faults)})"
+        return pd.Series(flags, index=X.index, name="extrapolated"), message if faults else ""
 
     def extrapolated(self, X):
         """Boolean Series (index of ``X``): the row has a numeric/extrinsic value outside the fitted
@@ -443,8 +451,11 @@ class ConformalRegressor(RowCapabilities, SavedModel, RegressorMixin, BaseEstima
         model = cls(None, **settings)
         check_int("n_splits", model.n_splits, minimum=2)
         check_int("random_state", model.random_state, minimum=0)
-        if model.method not in METHODS:
+        if not isinstance(model.method, str) or model.method not in METHODS:
             raise ValueError(f"method: expected one of {METHODS}, got {model.method!r}")
+        cal = model.calibration
+        if isinstance(cal, bool) or not is_finite(cal) or not 0 < cal < 1:
+            raise ValueError(f"calibration: expected a share strictly between 0 and 1, got {cal!r}")
         return model, None
 
     def _settings_doc(self) -> dict:
@@ -467,14 +478,23 @@ class ConformalRegressor(RowCapabilities, SavedModel, RegressorMixin, BaseEstima
     @classmethod
     def _restore(cls, model, checked, reader):
         """The wrapped models (:func:`perfkit.model.persist.model_from_doc`), then the scores, folds, ranges and
-        levels, each checked (a fold index out of range, a score that is not a finite number >= 0, ... raise one
-        ``ValueError`` naming the key)."""
+        levels, each checked (a fold model of another form or roles, a fold index out of range, a score that is
+        not a finite number >= 0, a min above its max, ... raise one ``ValueError`` naming the key)."""
         fail, f = reader.fail, reader.fitted
         estimator = model_from_doc(f["estimator"], reader.where)
+        if not isinstance(estimator, PerformanceForm):
+            raise fail(f"fitted.estimator: expected a model form, got {type(estimator).__name__}")
+        roles = list(estimator.feature_names_in_)
         if not isinstance(f["estimators"], list):
             raise fail("fitted.estimators: expected a list of model documents")
         estimators = ([model_from_doc(d, reader.where) for d in f["estimators"]] if model.method == "cv+"
                       else [estimator])
+        if model.method == "cv+" and len(estimators) != model.n_splits:
+            raise fail(f"fitted.estimators: expected n_splits = {model.n_splits} fold models, got {len(estimators)}")
+        for i, m in enumerate(estimators):
+            if type(m) is not type(estimator) or list(m.feature_names_in_) != roles:
+                raise fail(f"fitted.estimators[{i}]: a fold model of another form or other columns than "
+                           f"fitted.estimator ({type(estimator).__name__} on {roles})")
         scores, fold = f["scores"], f["fold"]
         if not isinstance(scores, list) or not scores or not all(is_finite(s) and s >= 0 for s in scores):
             raise fail("fitted.scores: expected a non-empty list of finite numbers >= 0")
@@ -486,8 +506,13 @@ class ConformalRegressor(RowCapabilities, SavedModel, RegressorMixin, BaseEstima
         if not isinstance(ranges, dict) or not all(isinstance(r, list) and len(r) == 2 and all(is_finite(x) for x in r)
                                                    for r in ranges.values()):
             raise fail("fitted.ranges: expected column -> [min, max]")
-        if not isinstance(f["levels"], dict) or not all(isinstance(lv, list) for lv in f["levels"].values()):
-            raise fail("fitted.levels: expected column -> list of levels")
+        for c, (lo, hi) in ranges.items():
+            if lo > hi:
+                raise fail(f"fitted.ranges: column {c!r} has min {lo!r} above max {hi!r}")
+        if not isinstance(f["levels"], dict) or not all(isinstance(lv, list) and lv for lv in f["levels"].values()):
+            raise fail("fitted.levels: expected column -> non-empty list of levels")
+        if set(ranges) & set(f["levels"]) or set(ranges) | set(f["levels"]) != set(roles):
+            raise fail(f"fitted.ranges, fitted.levels: expected exactly the columns of the model, {roles}")
         model.estimator = estimator
         model.estimator_, model.estimators_ = estimator, estimators
         model.scores_, model.fold_ = np.asarray(scores, dtype=float), np.asarray(fold, dtype=int)
@@ -496,6 +521,22 @@ class ConformalRegressor(RowCapabilities, SavedModel, RegressorMixin, BaseEstima
         model.levels_ = {c: list(lv) for c, lv in f["levels"].items()}
         model.fit_time_ = float(f["fit_time"]) if is_finite(f["fit_time"]) else 0.0
         return model
+
+
+def extrapolation(model, X):
+    """Which rows of ``X`` lie outside the data ``model`` was fitted on, and a line that says how many and where.
+
+    ``model``: a fitted :class:`ConformalRegressor`, or anything holding one as ``model_`` (a
+    :class:`~perfkit.model.search.FormSearch`). Returns ``(flags, message)``: the Boolean Series of
+    :meth:`ConformalRegressor.extrapolated` and e.g. ``"2 of 9 rows lie outside the fitted data ('gpus': 2 above
+    the fitted max 8)"`` ("" when no row does); ``(None, "")`` for a model that kept no fitted ranges (a form
+    saved without calibration). Raises ``ValueError`` when ``X`` lacks a column of the model.
+    """
+    inner = getattr(model, "model_", model)
+    if not isinstance(inner, ConformalRegressor):
+        return None, ""
+    inner._check_fitted()
+    return inner._extrapolation(X)
 
 
 def seen_rows(X_train, X_test, categorical) -> np.ndarray:
