@@ -36,12 +36,12 @@ if TYPE_CHECKING:  # the real imports, for readers and linters; at run time each
     from .scaling import core_bound, scaling_power, volume_exponents
     from .validation import validate_frame, validate_target
     from .forms import LogLinearModel
-    from .intervals import ConformalRegressor, ExtrapolationWarning, coverage_of
+    from .intervals import ConformalRegressor, ExtrapolationWarning, coverage_of, extrapolation
     from .costs import add_costs, network_costs
     from .hybrid import HybridModel
     from .search import make_form, search_forms
     from .persist import load_model
-    from .whatif import whatif
+    from .whatif import model_columns, whatif
     from .base import PerformanceForm
 
 #: public name → the module that defines it
@@ -81,6 +81,8 @@ _EXPORTS = {
     "ConformalRegressor": "intervals",
     "ExtrapolationWarning": "intervals",
     "coverage_of": "intervals",
+    "extrapolation": "intervals",
+    "model_columns": "whatif",
     "add_costs": "costs",
     "network_costs": "costs",
     "HybridModel": "hybrid",
@@ -96,6 +98,8 @@ _SUBMODULES = ('equations', 'metrics', 'generic', 'engines', 'fitting', 'baselin
 __all__ = [
     "ConformalRegressor",
     "PerformanceForm",
+    "extrapolation",
+    "model_columns",
     "ENGINES",
     "ExtrapolationWarning",
     "GenericPerformanceModel",
