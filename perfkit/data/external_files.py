@@ -12,7 +12,17 @@ import numpy as np
 
 from ..schema import data_dir
 
-__all__ = ["count_column", "external_dir", "number_column", "require_columns"]
+__all__ = ["MAX_BATCH", "MAX_GPUS", "MAX_STEP_TIME", "check_step_time", "count_column", "external_dir", "no_rows_error",
+           "number_column", "require_columns", "row_where"]
+
+#: Most GPUs (or nodes) one measured run can have: no machine has ten million GPUs; a count above it is not a
+#: measurement (and a huge one would overflow the frame's integer columns).
+MAX_GPUS = 10**7
+#: Largest batch (per GPU or global, in samples) a measured run can have; the shipped files reach 8e7.
+MAX_BATCH = 10**12
+#: Longest time per step (seconds) a throughput may give: no measured step comes near it; a throughput so small
+#: (or 0 underflowed, e.g. ``1e-320``) that the step would take longer is not a measurement.
+MAX_STEP_TIME = 1e100
 
 
 def external_dir() -> Path:
@@ -20,7 +30,13 @@ def external_dir() -> Path:
     return data_dir() / "external"
 
 
-def _where(df, i: int, label) -> str:
+def _plain(v):
+    """``v`` as a plain Python value (a NumPy scalar's ``item()``), for messages that quote it."""
+    return v.item() if isinstance(v, np.generic) else v
+
+
+def row_where(df, i: int, label=None) -> str:
+    """``"row 3 ('label value'), line 4"``: the data row ``i`` (0-based) of a CSV read with one header line."""
     return f"row {i + 1}" + (f" ({df[label].iloc[i]!r})" if label else "") + f", line {i + 2}"
 
 
@@ -38,7 +54,7 @@ def number_column(df, col: str, path, label=None):
     bad = (num.isna() & raw.notna() & (text != "") & (text.str.lower() != "nan")) | np.isinf(num)
     if bad.any():
         i = int(np.flatnonzero(bad.to_numpy())[0])
-        raise ValueError(f"{path}: column {col!r}, {_where(df, i, label)}: {raw.iloc[i]!r} is not a finite number")
+        raise ValueError(f"{path}: column {col!r}, {row_where(df, i, label)}: {_plain(raw.iloc[i])!r} is not a finite number")
     return num
 
 
@@ -50,15 +66,38 @@ def require_columns(df, columns, path, what: str) -> None:
 
 
 def count_column(df, col: str, path, label=None, allow_missing: bool = False):
-    """Whole numbers >= 1 (GPU or node counts) as an int array; NaN kept as -1 when ``allow_missing``."""
+    """Whole numbers from 1 to :data:`MAX_GPUS` (GPU or node counts) as an int array; NaN kept as -1 when
+    ``allow_missing``. Anything else is one error naming the file, column and row."""
     values = df[col]
     num = number_column(df, col, path, label)
     out = np.full(len(num), -1, dtype=np.int64)
     for i, v in enumerate(num.to_numpy()):
         if math.isnan(v) and allow_missing:
             continue
-        if math.isnan(v) or v < 1 or v != int(v):
-            raise ValueError(f"{path}: column {col!r}, {_where(df, i, label)}: expected a whole number >= 1, "
-                             f"got {values.iloc[i]!r}")
+        if math.isnan(v) or v < 1 or v > MAX_GPUS or v != int(v):
+            raise ValueError(f"{path}: column {col!r}, {row_where(df, i, label)}: expected a whole number >= 1 "
+                             f"and at most {MAX_GPUS:,}, got {_plain(values.iloc[i])!r}")
         out[i] = int(v)
     return out
+
+
+def check_step_time(path, col: str, at: str, throughput: float, batch_global: int) -> float:
+    """``batch_global / throughput`` (seconds per step), after checking that it is a measurement: a finite
+    throughput > 0 and a step of at most :data:`MAX_STEP_TIME` s; else one error naming the file, column and
+    cell (``at``)."""
+    throughput = float(throughput)
+    try:
+        t = batch_global / throughput if math.isfinite(throughput) and throughput > 0 else math.inf
+    except OverflowError:
+        t = math.inf
+    if not (0 < t <= MAX_STEP_TIME):
+        raise ValueError(f"{path}: column {col!r}, {at}: throughput {throughput!r} with a global batch of "
+                         f"{batch_global} gives {t:g} s per step; that is not a measurement")
+    return t
+
+
+def no_rows_error(path, dropped: dict) -> ValueError:
+    """The error for a table that gives no measurement: only a header, or every row left out (``dropped``)."""
+    if not dropped:
+        return ValueError(f"{path}: no data rows (only a header); the table is empty")
+    return ValueError(f"{path}: no row is a usable measurement (rows left out: {dropped})")

@@ -8,7 +8,8 @@ from pathlib import Path
 import numpy as np
 
 from .._io import read_csv
-from .external_files import count_column, external_dir, number_column, require_columns
+from .external_files import (MAX_BATCH, check_step_time, count_column, external_dir, no_rows_error, number_column,
+                             require_columns)
 
 __all__ = ["PLAUSIBLE_PER_GPU", "load_lambda"]
 
@@ -58,6 +59,12 @@ def _read_lambda(path):
             raise ValueError(f"{path}: row {i + 1} ({name!r}), line {i + 2}: the name says {counted} GPU(s) "
                              f"but column 'num_gpu' says {n[i]}")
     numbers = {c: number_column(df, c, path, "name_gpu").to_numpy() for c in ["watt", "price"] + models}
+    for c in ("watt", "price"):
+        nonpos = numbers[c] <= 0  # NaN (an empty cell) passes: the rows keep it as unknown
+        if nonpos.any():
+            i = int(np.flatnonzero(nonpos)[0])
+            raise ValueError(f"{path}: column {c!r}, row {i + 1} ({names.iloc[i]!r}), line {i + 2}: "
+                             f"{numbers[c][i]:g} is not a {c} (expected a number > 0 or an empty cell)")
     return df, models, n, numbers
 
 
@@ -95,12 +102,13 @@ def _lambda_cells(prec: str, tp_path, bs_path, dropped: dict) -> list:
             if thr == 0:
                 dropped["throughput 0 (not measured)"] = dropped.get("throughput 0 (not measured)", 0) + 1
                 continue
-            where = f"column {m!r}, row {i + 1} ({config!r}), line {i + 2}"
+            at = f"row {i + 1} ({config!r}), line {i + 2}"
+            where = f"column {m!r}, {at}"
             if thr < 0:
                 raise ValueError(f"{tp_path}: {where}: negative throughput {thr!r}")
-            if math.isnan(batch) or batch < 1 or batch != int(batch):
-                raise ValueError(f"{bs_path}: {where}: expected a whole batch size >= 1 where "
-                                 f"{tp_path.name} gives a throughput, got {bs[m].iloc[i]!r}")
+            if math.isnan(batch) or batch < 1 or batch > MAX_BATCH or batch != int(batch):
+                raise ValueError(f"{bs_path}: {where}: expected a whole batch size >= 1 and at most {MAX_BATCH:.0e} "
+                                 f"where {tp_path.name} gives a throughput, got {float(batch)!r}")
             batch = int(batch)
             if batch % n[i]:
                 raise ValueError(f"{bs_path}: {where}: global batch {batch} is not divisible by "
@@ -108,7 +116,8 @@ def _lambda_cells(prec: str, tp_path, bs_path, dropped: dict) -> list:
             rows.append({
                 "model": m, "precision": prec, "gpu": gpu, "n_gpus": int(n[i]),
                 "batch_per_gpu": batch // int(n[i]), "batch_global": batch,
-                "throughput": float(thr), "t_iter": batch / thr, "t_sample": 1.0 / thr,
+                "throughput": float(thr), "t_iter": check_step_time(tp_path, m, at, thr, batch),
+                "t_sample": 1.0 / thr,
                 "watt": tp_num["watt"][i], "price": tp_num["price"][i],
                 "watt_per_gpu": tp_num["watt"][i] / n[i], "price_per_gpu": tp_num["price"][i] / n[i],
                 "config": config,
@@ -179,10 +188,12 @@ def load_lambda(precision: str | None = None, root=None, screen: bool = False):
     Raises
     ------
     ValueError
-        A bad ``precision``; a file with a missing column, a non-numeric cell, a GPU count that
-        disagrees with the name, a batch that is missing, not a whole number or not divisible by
-        the GPU count where a throughput is given; throughput and batch files whose GPU rows or
-        model columns disagree. Each message names the file and the column or row.
+        A bad ``precision``; a file with a missing column, a non-numeric cell, a watt or price <= 0, a GPU count that
+        disagrees with the name or is above ``MAX_GPUS``, a batch that is missing, not a whole number,
+        above ``MAX_BATCH`` or not divisible by the GPU count where a throughput is given, a throughput
+        that gives a step longer than ``MAX_STEP_TIME`` (not a measurement); throughput and batch files
+        whose GPU rows or model columns disagree; files with no measured cell. Each message names the
+        file and the column or row.
     """
     if precision is None:
         precisions = _LAMBDA_PRECISIONS
@@ -199,6 +210,8 @@ def load_lambda(precision: str | None = None, root=None, screen: bool = False):
         bs_path = folder / f"pytorch-train-bs-{prec}.csv"
         sources += [str(tp_path), str(bs_path)]
         rows += _lambda_cells(prec, tp_path, bs_path, dropped)
+    if not rows:
+        raise no_rows_error(folder, dropped)
     frame = _lambda_frame(rows)
     if screen:
         out = (frame["per_gpu_vs_best_single"] > PLAUSIBLE_PER_GPU).to_numpy()

@@ -38,6 +38,8 @@ def load_phases(path, framework_label: str | None = None, mode: str | None = "ph
         if col not in df.columns:
             df[col] = value
     df = df[df["status"] == "ok"].copy()
+    if df.empty:
+        raise ValueError(f"{path}: no rows with status 'ok'")
     if mode is not None:
         if mode not in set(df["mode"]):
             raise ValueError(f"mode: {path} has modes {sorted(set(df['mode']))}, not {mode!r}")
@@ -71,13 +73,38 @@ def load_steps(path, target: str = "epoch_time", roles: dict | str = "ch4"):
     missing = [c for c in cols if c not in df.columns]
     if missing:
         raise ValueError(f"{path}: column {missing[0]!r} missing; is this a `perfkit collect ch4` or `ch5` file?")
-    ok = df[df["status"] == "ok"].reset_index(drop=True)
+    ok = df[df["status"] == "ok"]
     if ok.empty:
         raise ValueError(f"{path}: no rows with status 'ok'")
+    _check_cells(ok, path, target, roles)
+    ok = ok.reset_index(drop=True)
     X = ok[[c for role in roles.values() for c in role]].copy()
     for c in roles.get("categorical", []):
         X[c] = X[c].astype(str)
     return X, ok[target].astype(float), ok
+
+
+def _check_cells(ok, path, target: str, roles: dict) -> None:
+    """One error naming the file, column and line for a successful row whose target or a numeric column is not a
+    finite number, or whose categorical cell is empty (it would become the level ``'nan'``)."""
+    import pandas as pd
+
+    for col in [target, *roles.get("numeric", []), *roles.get("extrinsic", [])]:
+        values = pd.to_numeric(ok[col], errors="coerce").to_numpy(dtype=float)
+        bad = ~np.isfinite(values)
+        if bad.any():
+            i = int(np.flatnonzero(bad)[0])
+            raise ValueError(f"{path}: column {col!r}, line {ok.index[i] + 2}: {_plain(ok[col].iloc[i])!r} is not a "
+                             "finite number (a successful row needs one)")
+    for col in roles.get("categorical", []):
+        empty = ok[col].isna().to_numpy()
+        if empty.any():
+            raise ValueError(f"{path}: column {col!r}, line {ok.index[int(np.flatnonzero(empty)[0])] + 2}: empty "
+                             "cell in a successful row (a level needs a name)")
+
+
+def _plain(v):
+    return v.item() if isinstance(v, np.generic) else v
 
 
 def thesis_split(X, y, n_fit: int = 1000, n_test: int = 500, seed: int = 0):

@@ -17,7 +17,8 @@ from pathlib import Path
 import numpy as np
 
 from .._io import read_csv
-from .external_files import count_column, external_dir, number_column, require_columns
+from .external_files import (MAX_BATCH, MAX_GPUS, check_step_time, count_column, external_dir, no_rows_error,
+                             number_column, require_columns, row_where)
 
 __all__ = ["load_nvidia_dle", "normalise_precision", "resolve_batch"]
 
@@ -102,6 +103,10 @@ def _resolve_batch(batch, batch_col, precision: str, throughput_col="", readme="
         if m:  # "Throughput - TF32 (BS=104)": the per-GPU batch (the tables report weak scaling)
             return int(m.group(1)), None
         return None, "no batch size in the table"
+    if isinstance(batch, (float, np.floating)):  # a column pandas read as numbers (a blank cell made it float)
+        if not float(batch).is_integer():
+            return None, "batch is not a whole number"
+        batch = int(batch)
     text = str(batch).strip()
     want = _kind(precision)
     labelled = re.findall(r"(\d[\d,]*)\s*\(([^)]*)\)", text)
@@ -230,8 +235,19 @@ def _where_from(readme: str, section: str) -> dict:
     }
 
 
-def _nvidia_row(r, throughput: float, gpus: int, nodes: int):
-    """``(row, None, relabelled)`` for a kept cell, or ``(None, reason it is dropped, False)``."""
+def _check_counts(path, at: str, batch: int, n_nodes: int, gpus: int) -> None:
+    """One error naming the file, column and row (``at``) for a GPU count or batch no measured run has."""
+    if n_nodes * gpus > MAX_GPUS:
+        raise ValueError(f"{path}: column 'gpus', {at}: {n_nodes} node(s) x {gpus} GPUs is more than {MAX_GPUS:,} "
+                         "GPUs; not a measurement")
+    if batch * n_nodes * gpus > MAX_BATCH:
+        raise ValueError(f"{path}: column 'batch', {at}: a batch of {batch} per GPU on {n_nodes * gpus} GPUs is "
+                         f"more than {MAX_BATCH:.0e} samples per step; not a measurement")
+
+
+def _nvidia_row(r, throughput: float, gpus: int, nodes: int, path=None, at: str = ""):
+    """``(row, None, relabelled)`` for a kept cell, or ``(None, reason it is dropped, False)``; a cell whose counts
+    or throughput are no measurement raises one error naming ``path``, the column and the row (``at``)."""
     readme, section = str(r.readme), str(r.section)
     throughput_col = str(r.throughput_col)
     if _NOT_TRAINING.search(section):
@@ -250,15 +266,17 @@ def _nvidia_row(r, throughput: float, gpus: int, nodes: int):
     relabelled = table_precision is not None and table_precision != precision
     unit, factor = _unit(throughput_col, r.throughput_raw, readme)
     n_nodes = int(nodes) if nodes > 0 else 1
+    _check_counts(path, at, batch, n_nodes, int(gpus))
     n_gpus = n_nodes * int(gpus)
     thr = float(throughput) * factor
+    t_iter = check_step_time(path, "throughput", at, thr, batch * n_gpus)
     where = _where_from(readme, section)
     row = {
         "model": where["model"], "framework": where["framework"], "task": where["task"],
         "variant": _variant(section, r.other_cols, throughput_col), "gpu": where["gpu"], "system": where["system"],
         "nodes": n_nodes, "gpus": int(gpus), "n_gpus": n_gpus, "precision": precision,
         "batch_per_gpu": batch, "batch_global": batch * n_gpus,
-        "throughput": thr, "throughput_unit": unit, "t_iter": batch * n_gpus / thr,
+        "throughput": thr, "throughput_unit": unit, "t_iter": t_iter,
         "readme": readme, "section": section, "batch_col": r.batch_col, "batch_raw": r.batch,
         "precision_table": r.precision, "throughput_col": throughput_col,
         "throughput_raw": r.throughput_raw, "other_cols": r.other_cols,
@@ -325,7 +343,9 @@ def load_nvidia_dle(path=None):
     ------
     ValueError
         A missing column; an empty readme; a throughput, gpus or nodes cell that is not a
-        number (gpus, nodes: not a whole number >= 1), naming the row.
+        number (gpus, nodes: not a whole number >= 1); more than ``MAX_GPUS`` GPUs or ``MAX_BATCH``
+        samples per step; a throughput that gives a step longer than ``MAX_STEP_TIME`` (not a
+        measurement); a table with no data rows or none kept. Each message names the file, column and row.
     """
     import pandas as pd
 
@@ -333,12 +353,14 @@ def load_nvidia_dle(path=None):
     df, throughput, gpus, nodes = _read_nvidia(path)
     rows, dropped, relabelled = [], {}, 0
     for i, r in enumerate(df.itertuples(index=False)):
-        row, reason, changed = _nvidia_row(r, throughput[i], gpus[i], nodes[i])
+        row, reason, changed = _nvidia_row(r, throughput[i], gpus[i], nodes[i], path, row_where(df, i, "readme"))
         if row is None:
             dropped[reason] = dropped.get(reason, 0) + 1
             continue
         relabelled += changed
         rows.append(row)
+    if not rows:
+        raise no_rows_error(path, dropped)
     frame = pd.DataFrame(rows, columns=_COLUMNS)
     for c in ("nodes", "gpus", "n_gpus", "batch_per_gpu", "batch_global"):
         frame[c] = frame[c].astype("int64")

@@ -238,7 +238,8 @@ def _check_head(doc, where: str, json_format: str, json_version: int) -> None:
     if "format" not in doc:
         raise fail(f"not a {json_format} document ('format' is missing)")
     if doc["format"] != json_format:
-        raise fail(f"format {short(doc['format'])} is not {json_format!r}: not a {json_format} document")
+        kind = "" if isinstance(doc["format"], str) else f" ({json_kind(doc['format'])})"
+        raise fail(f"format {short(doc['format'])}{kind} is not {json_format!r}: not a {json_format} document")
     if "version" not in doc:
         raise fail("'version' is missing")
     version = doc["version"]
@@ -375,11 +376,16 @@ class SavedModel:
 
 def model_from_doc(doc, where: str = ""):
     """Build the model a parsed JSON document describes (any format of :data:`MODEL_FORMATS`)."""
-    fmt = doc.get("format") if isinstance(doc, dict) else None
+    if not isinstance(doc, dict):
+        raise ValueError(f"model JSON{where}: expected an object at the top level, got {json_kind(doc)}")
+    fmt = doc.get("format")
     if not isinstance(fmt, str) or fmt not in MODEL_FORMATS:
-        shown = "no 'format'" if fmt is None else f"format {fmt!r}"
-        raise ValueError(f"model JSON{where}: {shown} is not a perfkit model; expected one of "
-                         f"{sorted(MODEL_FORMATS)}")
+        if "format" not in doc:
+            shown = "'format' is missing:"
+        else:
+            shown = f"format {FittedReader.short(fmt)}" + ("" if isinstance(fmt, str) else f" ({json_kind(fmt)})")
+            shown += " is"
+        raise ValueError(f"model JSON{where}: {shown} not a perfkit model; expected one of {sorted(MODEL_FORMATS)}")
     module, name = MODEL_FORMATS[fmt]
     cls = getattr(importlib.import_module(f"perfkit.model.{module}"), name)
     return cls.from_doc(doc, where)

@@ -9,7 +9,10 @@ target).
 """
 from __future__ import annotations
 
+import datetime
 import difflib
+import numbers
+import unicodedata
 from typing import Any, Sequence
 
 import numpy as np
@@ -17,30 +20,84 @@ import numpy as np
 from .._checks import check_int, check_number
 
 __all__ = ["validate_frame", "validate_target", "column_list", "missing_column_error", "numeric_column",
-           "check_unique_roles", "check_int", "check_number", "as_times", "broadcast_named", "wrap_like", "MAX_TIME", "plain_value"]
+           "check_unique_roles", "check_int", "check_number", "as_times", "broadcast_named", "wrap_like", "MAX_TIME",
+           "MISSING_LEVEL_HINT", "plain_value"]
 
 #: Largest measured time (seconds) :func:`validate_target` accepts with ``positive=True``. No real
 #: measurement comes near it (the universe is about 4e17 s old); beyond ~1e154 the squared errors
 #: of MSE/RMSE/R² overflow float64, so such values would give NaN scores rather than an error.
 MAX_TIME = 1e100
 
+#: How to keep a level that reads as missing (``.format(col=name)``). A categorical column has no missing
+#: values: ``None``, NaN and ``pd.NA`` are not levels, and a CSV reader turns the cells ``NA``, ``None``,
+#: ``null``, ``NaN`` and empty ones into them.
+MISSING_LEVEL_HINT = ("if it is a level (a cell 'NA', 'None', 'null' or empty in a CSV is read as missing), give it "
+                      "a name that is not missing, e.g. X[{col!r}].fillna('none'), or read the file with "
+                      "pandas.read_csv(..., keep_default_na=False)")
+
 
 def column_list(name: str, value) -> list[str]:
-    """Normalise a column argument (None, ``"a,b"`` or a sequence) to a list of names."""
+    """Normalise a column argument (None, ``"a,b"`` or a sequence of strings) to a list of names.
+
+    Column names are strings: a name of another type (the integer ``0``) is one ``ValueError`` that
+    says so, since ``0`` and ``"0"`` are different columns of a table and models save names as text.
+    """
     if value is None:
         return []
     if isinstance(value, str):
         return [v.strip() for v in value.split(",") if v.strip()]
     try:
-        out = [str(v) for v in value]
+        if isinstance(value, (bytes, bytearray)):
+            raise TypeError
+        out = list(value)
     except TypeError:
         raise ValueError(f"{name}: expected a list of column names, got {value!r}") from None
-    return out
+    for v in out:
+        if not isinstance(v, str):
+            v = plain_value(v)
+            raise ValueError(f"{name}: column name {v!r} is {type(v).__name__ if v is not None else 'None'}, "
+                             f"not a string; column names are strings (give {str(v)!r}, and name the table's "
+                             "columns with strings: X.columns = X.columns.astype(str))")
+    return [str(v) for v in out]
+
+
+def _same_text(a: str, b: str) -> bool:
+    return unicodedata.normalize("NFKC", a) == unicodedata.normalize("NFKC", b)
+
+
+def _name_mismatch(names: list, col) -> str | None:
+    """Why ``col`` matches none of ``names`` though one has the same text: another type, another Unicode
+    form, or spaces around it; None if none has. The names are shown as ``ascii()`` can type them."""
+    for c in names:
+        if not isinstance(c, str) and str(plain_value(c)) == str(col):
+            c = plain_value(c)
+            return (f"the table's column is the {type(c).__name__} {c!r}, not the string {str(col)!r}; "
+                    "name the table's columns with strings (X.columns = X.columns.astype(str))")
+    if not isinstance(col, str):
+        return None
+    texts = [c for c in names if isinstance(c, str) and c != col]
+    for c in texts:
+        if _same_text(c, col):
+            return (f"the table's column {ascii(c)} is the same text in another Unicode form than {ascii(col)}; "
+                    f"give it exactly as {ascii(c)} or rename it")
+    for c in texts:
+        if _same_text(c.strip(), col.strip()):
+            return (f"the table's column is {c!r}, with spaces around the name (a header with a space after "
+                    f"a comma gives such names); remove the spaces from the header, or give the name exactly as {c!r} "
+                    "(a comma-separated list of names drops them)")
+    return None
 
 
 def missing_column_error(frame, col: str, role: str) -> ValueError:
-    close = difflib.get_close_matches(col, [str(c) for c in frame.columns], n=1)
-    hint = f"; did you mean {close[0]!r}?" if close else f"; columns are {list(frame.columns)}"
+    """The error for a ``role`` column ``col`` that ``frame`` lacks: it says why a column of the same text does
+    not match (another type, Unicode form or spaces around it), else suggests a close name (shown exactly)."""
+    names = list(frame.columns)
+    why = _name_mismatch(names, col)
+    if why:
+        return ValueError(f"{role} column {col!r} not found: {why}")
+    shown = {str(plain_value(c)): plain_value(c) for c in names}
+    close = difflib.get_close_matches(str(col), list(shown), n=1)
+    hint = f"; did you mean {shown[close[0]]!r}?" if close else f"; columns are {[plain_value(c) for c in names]}"
     return ValueError(f"{role} column {col!r} not found{hint}")
 
 
@@ -62,11 +119,78 @@ def check_unique_roles(roles) -> None:
         seen[col] = role
 
 
+#: what a dtype that is no real numbers holds → (one such value, how to give it as real numbers)
+_NOT_REAL = {
+    "complex numbers": ("a complex number", "give the real part (.real) if that is what was measured"),
+    "dates or times": ("a date or time", "give a number instead (e.g. seconds since a start)"),
+    "durations": ("a duration", "give them as seconds (.dt.total_seconds())"),
+    "periods": ("a period", "give a number instead"),
+    "intervals": ("an interval", "give a number instead (e.g. each interval's midpoint)"),
+    "True/False values": ("True/False", "give numbers (.astype(int)) or make it a categorical column"),
+}
+
+
+def _not_real_dtype(dtype) -> str | None:
+    """What a column of ``dtype`` holds when that is not real numbers (a key of ``_NOT_REAL``), else None."""
+    import pandas as pd
+
+    if isinstance(dtype, pd.CategoricalDtype):
+        return _not_real_dtype(dtype.categories.dtype)
+    if isinstance(dtype, pd.PeriodDtype):
+        return "periods"
+    if isinstance(dtype, pd.IntervalDtype):
+        return "intervals"
+    if isinstance(dtype, pd.BooleanDtype):
+        return "True/False values"
+    kind = getattr(dtype, "kind", "")
+    return {"c": "complex numbers", "M": "dates or times", "m": "durations", "b": "True/False values"}.get(kind)
+
+
+def _not_real_value(v) -> str | None:
+    """What ``v`` (a cell of an object column) is when it is not a real number nor text, else None."""
+    import pandas as pd
+
+    if isinstance(v, (bool, np.bool_)):
+        return "True/False values"
+    if isinstance(v, (complex, np.complexfloating)):
+        return "complex numbers"
+    if isinstance(v, (datetime.date, datetime.time, np.datetime64)):
+        return "dates or times"
+    if isinstance(v, (datetime.timedelta, np.timedelta64)):
+        return "durations"
+    if isinstance(v, (pd.Period, pd.Interval)):
+        return "periods" if isinstance(v, pd.Period) else "intervals"
+    return None
+
+
+def _check_real(s, name: str, labels) -> None:
+    """``ValueError`` naming ``name`` and the dtype (or the row and value) when ``s`` holds no real numbers:
+    complex numbers, dates, durations, periods, intervals, True/False, or an integer too large for a float."""
+    what = _not_real_dtype(s.dtype)
+    if what:
+        raise ValueError(f"{name}: dtype {s.dtype} holds {what}, not real numbers; {_NOT_REAL[what][1]}")
+    if s.dtype != object:
+        return
+    for pos, v in enumerate(s.to_numpy()):
+        what = _not_real_value(v)
+        if what:
+            raise ValueError(f"{name}: value {v!r} in row {plain_value(labels[pos])!r} is {_NOT_REAL[what][0]}, "
+                             f"not a real number; {_NOT_REAL[what][1]}")
+        if isinstance(v, numbers.Integral) and not isinstance(v, str):
+            try:
+                float(v)
+            except OverflowError:
+                raise ValueError(f"{name}: value in row {plain_value(labels[pos])!r} is an integer too large for "
+                                 f"a float ({len(str(abs(int(v))))} digits)") from None
+
+
 def numeric_column(frame, col: str, role: str) -> np.ndarray:
-    """A column as floats; ``ValueError`` naming column and row for a non-numeric, missing or infinite value."""
+    """A column as floats; ``ValueError`` naming column and row for a non-numeric, missing or infinite value,
+    and naming the column and dtype for one that holds no real numbers (complex, dates, durations, True/False)."""
     import pandas as pd
 
     s = frame[col]
+    _check_real(s, f"{role} column {col!r}", frame.index)
     values = pd.to_numeric(s, errors="coerce")
     bad = values.isna().to_numpy() & s.notna().to_numpy()
     if bad.any():
@@ -113,10 +237,14 @@ def validate_frame(
     Raises
     ------
     ValueError
-        Missing or misspelt column (with a suggestion), a column used twice,
-        a column name that appears twice in ``X``, NaN/inf, non-numeric values,
-        values <= 0 in a powered column, unseen categories, an empty frame or
-        too few rows.
+        Missing or misspelt column (with a suggestion, or the reason a column of
+        the same text does not match: an integer name, another Unicode form,
+        spaces around it), a column used twice, a column name that appears twice
+        in ``X``, NaN/inf, non-numeric values, a numeric or extrinsic column
+        whose dtype or values are not real numbers (complex, dates, durations,
+        periods, intervals, True/False; named with the dtype), values <= 0 in a
+        powered column, a missing level (the message says how to keep ``NA`` or
+        ``None`` as a level), unseen categories, an empty frame or too few rows.
     """
     import pandas as pd
 
@@ -144,7 +272,9 @@ def validate_frame(
         if role == "categorical":
             na = s.isna().to_numpy()
             if na.any():
-                raise ValueError(f"categorical column {col!r}: missing value in row {_row_label(X, int(np.flatnonzero(na)[0]))!r}")
+                pos = int(np.flatnonzero(na)[0])
+                raise ValueError(f"categorical column {col!r}: missing value {plain_value(s.iloc[pos])!r} in row "
+                                 f"{_row_label(X, pos)!r}; " + MISSING_LEVEL_HINT.format(col=col))
             if categories is not None:
                 known = set(categories[col])
                 unseen = ~s.isin(known).to_numpy()
@@ -187,9 +317,10 @@ def validate_target(y, X=None, name: str = "y", positive: bool = False):
 
     if isinstance(y, str):
         raise ValueError(f"{name}: expected the target values, got the string {y!r} (pass X[{y!r}])")
-    values = pd.to_numeric(pd.Series(np.asarray(y).ravel()), errors="coerce")
     raw = np.asarray(y).ravel()
     labels = X.index if X is not None and len(X) == len(raw) else pd.RangeIndex(len(raw))
+    _check_real(pd.Series(raw), name, labels)
+    values = pd.to_numeric(pd.Series(raw), errors="coerce")
     bad = values.isna().to_numpy()
     if bad.any():
         pos = int(np.flatnonzero(bad)[0])
