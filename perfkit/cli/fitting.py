@@ -17,6 +17,7 @@ from ..model.baselines import compare_models, make_baseline, train_test_split_fr
 from ..model.fitting import RepeatedFit, fit_repeated
 from ..model.generic import ConstantColumnWarning, GenericPerformanceModel
 from ..model.intervals import ConformalRegressor, coverage_of, predictable_rows
+from ..model.roles import IgnoredColumnWarning
 from ..model.search import make_form, search_forms
 from ..model.validation import column_list, missing_column_error, validate_frame, validate_target
 from .common import duration, pairs, print_warnings
@@ -35,9 +36,12 @@ def fit_command(args) -> None:
     check_fit_flags(args)
     check_output(args.out, "--out", inputs=[args.csv])
     model, roles, fixed, split = prepare(args)
-    if args.form != DEFAULT_FORM:
-        return fit_other_form(args, roles, fixed, *split)
-    fit_thesis_form(args, model, roles, *split)
+    with warnings.catch_warnings():
+        # the CSV's other columns are expected here: the roles given on the command line say what is read
+        warnings.simplefilter("ignore", IgnoredColumnWarning)
+        if args.form != DEFAULT_FORM:
+            return fit_other_form(args, roles, fixed, *split)
+        fit_thesis_form(args, model, roles, *split)
 
 
 def prepare(args):

@@ -485,6 +485,10 @@ class LogLinearModel(PerformanceForm):
             raise reader.fail(f"fitted.log_columns: {reader.short(log_columns)} are not all numeric/extrinsic "
                               "columns")
         constant = reader.constant_columns(num + cat + ext)
+        expected = [c for c in num + ext if c not in constant]
+        if log_columns != expected:
+            raise reader.fail(f"fitted.log_columns: expected the numeric/extrinsic columns that are not constant, "
+                              f"{expected}, got {reader.short(log_columns)}")
         specs = _terms_from_doc(reader, categories, log_columns)
         coef = reader["coef"]
         if not isinstance(coef, list) or not all(is_finite(x) for x in coef) or len(coef) != len(specs):

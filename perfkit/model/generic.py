@@ -529,12 +529,29 @@ class GenericPerformanceModel(PerformanceForm):
         model.linear_names_, model.power_names_ = list(linear_names), list(power_names)
         model.coef_ = np.asarray(reader.numbers("coef", n_lin), dtype=float)
         model.powers_ = np.asarray(reader.numbers("powers", len(power_names)), dtype=float)
+        _check_saved_values(reader, checked[4], model.coef_, model.powers_, len(num))
         model.objective_, model.n_iter_ = reader.number("objective"), int(reader.count("n_iter"))
         model.fit_time_ = reader.number("fit_time", minimum=0)
         model.history_ = [float(v) for v in reader.numbers("history", finite=False)]
         model.constant_columns_ = reader.constant_columns(num + cat + ext)
         model.converged_ = converged
         return model
+
+
+def _check_saved_values(reader, bounds, coef, powers, n_numeric) -> None:
+    """The relations a fit keeps between a saved model's values and its ``bounds``: every power within its bound
+    (``p`` numeric, ``q`` extrinsic; 0 for a constant column), and a coefficient never negative where its lower
+    bound is not (``a`` and the level constants, then ``C``): a fit never leaves them, whatever the units of the
+    data, so a file that does was edited."""
+    for j, v in enumerate(powers):
+        lo, hi = bounds["p" if j < n_numeric else "q"]
+        if v != 0 and not lo - 1e-9 * (1 + abs(lo)) <= v <= hi + 1e-9 * (1 + abs(hi)):
+            raise reader.fail(f"fitted.powers[{j}]: {v:g} is outside its bound [{lo:g}, {hi:g}]")
+    for j, v in enumerate(coef):
+        key = "C" if j == len(coef) - 1 else "a"
+        if bounds[key][0] >= 0 and v < 0:
+            raise reader.fail(f"fitted.coef[{j}]: {v:g} is negative, but its bound {key} is "
+                              f"[{bounds[key][0]:g}, {bounds[key][1]:g}]")
 
 
 #: the warning of constant columns (:func:`perfkit.model.roles.warn_constant_columns`), by its earlier name

@@ -44,6 +44,7 @@ those variants are tried by the form search, which checks them by cross-validati
 """
 from __future__ import annotations
 
+import difflib
 import time
 
 import numpy as np
@@ -54,8 +55,8 @@ from .base import PerformanceForm
 from .costs import CONFIG_KEYS, NETWORKS, add_costs
 from .leverage import leverage_basis, leverage_of
 from .persist import is_finite
-from .roles import record_roles, role_lists
-from .validation import column_list, missing_column_error, validate_frame, validate_target
+from .roles import column_equals, count_column, record_roles, role_lists, warn_ignored_columns
+from .validation import column_list, plain_value, validate_frame, validate_target
 
 __all__ = ["HybridModel", "COSTS", "JSON_FORMAT", "JSON_VERSION", "hybrid_variants", "default_modifiers"]
 
@@ -72,7 +73,7 @@ COSTS = {
 
 
 def _n_train_lenet5(X, fixed):
-    col = X["dataset"] if "dataset" in X.columns else [fixed.get("dataset")] * len(X)
+    col = [fixed["dataset"]] * len(X) if "dataset" in fixed else X["dataset"]  # a key of fixed or a column of the model
     return np.array([DATASET_SHAPES[d][3] for d in col], dtype=float)
 
 
@@ -81,6 +82,46 @@ _N_TRAIN = {
     "lenet5": _n_train_lenet5,
     "resattnet3d": lambda X, fixed: np.full(len(X), float(fixed.get("n_train", 431))),
 }
+
+
+#: configuration keys whose values are text (the others are whole numbers >= 1); ``volume`` may also be three sizes
+_TEXT_KEYS = ("dataset", "padding", "activation", "volume")
+#: inputs of the cost model that change no count (it only checks them): a column of them that the model does not
+#: read cannot make a prediction wrong
+_NO_COUNT = ("activation",)
+
+
+def _check_fixed(network: str, fixed, roles: dict, n_train) -> dict:
+    """``fixed`` checked: a dict of inputs of ``network``'s cost model (:data:`~perfkit.model.costs.CONFIG_KEYS`,
+    and ``n_train`` with ``n_train="auto"``), none of them a column of the model (``roles``: column → role), each
+    a whole number >= 1 or, for the keys of :data:`_TEXT_KEYS`, a non-empty string."""
+    if fixed is None:
+        return {}
+    if not isinstance(fixed, dict):
+        raise ValueError(f"fixed: expected a dict of configuration key -> value, got {fixed!r}")
+    required, optional = CONFIG_KEYS[network]
+    known = [*required, *optional, "n_train"]
+    for key, value in fixed.items():
+        if key not in known:
+            close = difflib.get_close_matches(str(key), known, n=1)
+            hint = f"; did you mean {close[0]!r}?" if close else ""
+            raise ValueError(f"fixed: {key!r} is not an input of the {network} cost model (its inputs: {known}){hint}")
+        if key in roles:
+            raise ValueError(f"fixed: {key!r} is also a {roles[key]} column of the model; give it as a column or as "
+                             "a constant, not both")
+        if key == "n_train" and n_train != "auto":
+            raise ValueError(f"fixed: 'n_train' is read only with n_train='auto' (this model's n_train is {n_train!r})")
+        if key in _TEXT_KEYS:
+            ok = (isinstance(value, str) and bool(value.strip())) or (
+                key == "volume" and isinstance(value, (list, tuple)) and len(value) == 3
+                and all(is_finite(v) for v in value))
+            what = "a non-empty string" + (" or three sizes" if key == "volume" else "")
+        else:
+            ok = is_finite(value) and float(value).is_integer() and value >= 1
+            what = "a whole number >= 1"
+        if not ok:
+            raise ValueError(f"fixed[{key!r}]: expected {what}, got {value!r}")
+    return dict(fixed)
 
 
 def default_modifiers(roles: dict) -> dict:
@@ -147,23 +188,36 @@ class HybridModel(PerformanceForm):
     network : str
         A network of :data:`perfkit.model.costs.NETWORKS` ("lenet5", "resattnet3d", ...).
     numeric, categorical, extrinsic : list of str or str
-        Column roles, as for the other forms: they are what ``X`` must have (and
-        what the extrapolation guard of the intervals checks). The cost model
-        reads its configuration keys from ``X`` and ``fixed``.
+        Column roles, as for the other forms: the only columns of ``X`` the form
+        reads (and what the extrapolation guard of the intervals checks). Each
+        input of the cost model (:data:`~perfkit.model.costs.CONFIG_KEYS`) is one
+        of them or a key of ``fixed``; a required input that is neither is an
+        error naming it. A column of ``X`` that is an input of the cost model (or
+        ``n_train``) but none of these must hold the value the model uses (its
+        ``fixed`` value, its training-set size) on every row, else one
+        ``ValueError`` names the column, row and value; :meth:`predict` names the
+        other columns it ignores (an :class:`~perfkit.model.roles.IgnoredColumnWarning`).
     batch, workers : str
-        Columns of the per-worker batch size and the number of workers.
+        Columns of the per-worker batch size and the number of workers: numeric or
+        extrinsic columns of the model, whole numbers >= 1 in every row.
     fixed : dict, optional
-        Configuration keys that are constant and not columns of ``X``, e.g.
-        ``{"stride": 2, "volume": "48x56x48"}`` for Chapter 5 (also ``n_train``).
+        Constant inputs of the cost model that are not columns of the model, e.g.
+        ``{"stride": 2, "volume": "48x56x48"}`` for Chapter 5 (also ``n_train``
+        with ``n_train="auto"``): a key unknown to the cost model or that is a
+        column of the model is an error naming it; values are whole numbers >= 1,
+        or non-empty strings for dataset, padding, activation and volume.
     modifiers : dict, optional
         Cost name (a key of :data:`COSTS`) → columns (categorical, extrinsic or a
         regime) whose levels get their own rate of that cost.
     regimes : list of str
-        Indicator columns ``"col=value"`` (``"col=min"``: the column's smallest value in fit).
+        Indicator columns ``"col=value"`` (``"col=min"``: the column's smallest value in fit) of columns of the
+        model.
     n_train : "auto", int or None
         Training-set size for the steps per epoch S (the target is an epoch time).
-        "auto": the ``n_train`` column of ``X`` if there is one, else the network's
-        dataset size; None: S = 1 (the target is a step time).
+        "auto": ``fixed["n_train"]``, else the ``n_train`` column if it is a column
+        of the model, else the network's dataset size (lenet5: that of each row's
+        dataset; resattnet3d: 431; the other networks have none and need one of
+        the first two); None: S = 1 (the target is a step time).
     random_state : int
         Unused (the fit is deterministic); kept so every form takes the same arguments.
 
@@ -207,23 +261,35 @@ class HybridModel(PerformanceForm):
 
     # ------------------------------------------------------------------ setup
     def _settings(self):
+        """Every setting checked (one ``ValueError`` naming the one at fault): the roles, ``batch`` and ``workers``
+        (numeric or extrinsic columns of the model), ``fixed`` (:func:`_check_fixed`), regimes and modifiers (of the
+        model's columns), ``n_train``."""
         if not isinstance(self.network, str) or self.network not in NETWORKS:
             raise ValueError(f"network: expected one of {sorted(NETWORKS)}, got {self.network!r}")
         num, cat, ext = role_lists(self.numeric, self.categorical, self.extrinsic)
+        roles = {c: r for r, cols in (("numeric", num), ("categorical", cat), ("extrinsic", ext)) for c in cols}
         for name in ("batch", "workers"):
-            if not isinstance(getattr(self, name), str):
-                raise ValueError(f"{name}: expected a column name, got {getattr(self, name)!r}")
-        fixed = {} if self.fixed is None else self.fixed
-        if not isinstance(fixed, dict):
-            raise ValueError(f"fixed: expected a dict of configuration key -> value, got {self.fixed!r}")
+            col = getattr(self, name)
+            if not isinstance(col, str):
+                raise ValueError(f"{name}: expected a column name, got {col!r}")
+            if roles.get(col) not in ("numeric", "extrinsic"):
+                raise ValueError(f"{name}: {col!r} is not a numeric or extrinsic column of the model (the form reads "
+                                 f"only its columns); add it to extrinsic=")
+        if not (self.n_train in ("auto", None) or (isinstance(self.n_train, int) and not isinstance(self.n_train, bool)
+                                                     and self.n_train >= 1)):
+            raise ValueError(f"n_train: expected 'auto', None or an integer >= 1, got {self.n_train!r}")
+        fixed = _check_fixed(self.network, self.fixed, roles, self.n_train)
         regimes = column_list("regimes", self.regimes)
         for r in regimes:
             if r.count("=") != 1 or not all(r.split("=")):
                 raise ValueError(f"regimes: {r!r} is not 'column=value' (or 'column=min')")
+            if r.split("=")[0] not in roles:
+                raise ValueError(f"regimes: {r!r} names column {r.split('=')[0]!r}, which is not a column of the "
+                                 f"model ({sorted(roles)})")
         mods = {} if self.modifiers is None else self.modifiers
         if not isinstance(mods, dict):
             raise ValueError(f"modifiers: expected a dict of cost -> columns, got {self.modifiers!r}")
-        known = set(num) | set(cat) | set(ext) | set(regimes)
+        known = set(roles) | set(regimes)
         for cost, cols in mods.items():
             if cost not in COSTS:
                 raise ValueError(f"modifiers: unknown cost {cost!r}; expected one of {list(COSTS)}")
@@ -231,36 +297,67 @@ class HybridModel(PerformanceForm):
                 if c not in known:
                     raise ValueError(f"modifiers[{cost!r}]: {c!r} is not a column of the model or a regime "
                                      f"({sorted(known)})")
-        if not (self.n_train in ("auto", None) or (isinstance(self.n_train, int) and not isinstance(self.n_train, bool)
-                                                     and self.n_train >= 1)):
-            raise ValueError(f"n_train: expected 'auto', None or an integer >= 1, got {self.n_train!r}")
         check_int("random_state", self.random_state, minimum=0)
         return num, cat, ext, fixed, regimes, {k: column_list(k, v) for k, v in mods.items()}
 
     # --------------------------------------------------------------- features
-    def _costs(self, X, fixed):
+    def _costs(self, X, fixed, columns):
+        """Per-sample FLOPs, activations and parameters of each row: every key of the cost model from a column of
+        the model or from ``fixed`` (a required key that is neither is an error naming it)."""
         import pandas as pd
 
-        need = [k for k in CONFIG_KEYS[self.network][0] if k not in X.columns]
-        frame = X.assign(**{k: [fixed[k]] * len(X) for k in need if k in fixed}) if need else X
-        missing = [k for k in need if k not in fixed]
+        required, optional = CONFIG_KEYS[self.network]
+        missing = [k for k in required if k not in columns and k not in fixed]
         if missing:
-            raise ValueError(f"{self.network}: the cost model needs column(s) {missing}; add them to X or to fixed=")
-        c = add_costs(pd.DataFrame(frame).reset_index(drop=True), self.network)
+            raise ValueError(f"{self.network}: the cost model needs column(s) {missing}, which are neither columns of "
+                             "the model nor keys of fixed= (the form reads only its columns); add them to the model's "
+                             "columns or to fixed= (perfkit fit --fixed key=value)")
+        keys = [k for k in (*required, *optional) if k in columns or k in fixed]
+        frame = pd.DataFrame({k: X[k].to_numpy() if k in columns else [fixed[k]] * len(X) for k in keys},
+                             index=X.index)
+        c = add_costs(frame, self.network)
         return c["flops_fwd"].to_numpy(float), c["activations"].to_numpy(float), c["n_params_model"].to_numpy(float)
 
-    def _steps(self, X, fixed, B, G):
+    def _n_train_rows(self, X, fixed, columns):
+        """The training-set size of each row (None for a step-time target): the ``n_train`` setting, else
+        ``fixed["n_train"]``, else the model's ``n_train`` column, else the network's dataset size."""
         if self.n_train is None:
-            return np.ones(len(X))
+            return None
         if isinstance(self.n_train, int):
-            n = np.full(len(X), float(self.n_train))
-        elif "n_train" in X.columns:
-            n = X["n_train"].to_numpy(dtype=float)
-        elif "n_train" in fixed:
-            n = np.full(len(X), float(fixed["n_train"]))
-        else:
-            n = _N_TRAIN[self.network](X, fixed)
-        return np.ceil(n / (B * G))
+            return np.full(len(X), float(self.n_train))
+        if "n_train" in fixed:
+            return np.full(len(X), float(fixed["n_train"]))
+        if "n_train" in columns:
+            return count_column(X, "n_train")
+        if self.network not in _N_TRAIN:
+            raise ValueError(f"n_train: the {self.network} network has no dataset size of its own; give n_train= an "
+                             "integer, fixed={'n_train': ...}, an n_train column of the model, or n_train=None "
+                             "(step times)")
+        return _N_TRAIN[self.network](X, fixed)
+
+    def _check_unread(self, X, fixed, columns, n) -> None:
+        """A column of ``X`` that is an input of the cost model (or ``n_train``) but no column of the model must hold
+        the value the model uses (its ``fixed`` value, its training-set size), so that it cannot say one thing while
+        the prediction assumes another; one with no such value (a default of the cost model) is an error."""
+        required, optional = CONFIG_KEYS[self.network]
+        for k in (*required, *optional, "n_train"):
+            if k in columns or k not in X.columns or k in _NO_COUNT or (k == "n_train" and n is None):
+                continue
+            if k != "n_train" and k not in fixed:
+                raise ValueError(f"X: column {k!r} is an input of the {self.network} cost model but neither a column "
+                                 "of the model nor a key of fixed= (the model would use the cost model's default, "
+                                 "whatever the column says); add it to the model's columns or to fixed= (perfkit fit "
+                                 "--fixed key=value)")
+            used = n if k == "n_train" else fixed[k]
+            bad = ~column_equals(X[k], used, k)
+            if bad.any():
+                pos = int(np.flatnonzero(bad)[0])
+                want = used[pos] if k == "n_train" else used
+                source = "fixed=" if k in fixed else "n_train=" if isinstance(self.n_train, int) else "dataset size"
+                raise ValueError(f"X: column {k!r} is {plain_value(X[k].iloc[pos])!r} in row "
+                                 f"{plain_value(X.index[pos])!r}, but the model uses {k} = {_g(plain_value(want))} "
+                                 f"({source}) and does not read that column; make {k!r} a column of the model to "
+                                 "use other values")
 
     def _regime_columns(self, X, regimes, fit):
         cols = {}
@@ -282,10 +379,12 @@ class HybridModel(PerformanceForm):
 
     def _design(self, X, fit=False):
         num, cat, ext, fixed, regimes, mods = self._settings()
-        B = X[self.batch].to_numpy(dtype=float)
-        G = X[self.workers].to_numpy(dtype=float)
-        F, A, P = self._costs(X, fixed)
-        S = self._steps(X, fixed, B, G)
+        columns = set(num) | set(cat) | set(ext)
+        B, G = count_column(X, self.batch), count_column(X, self.workers)
+        F, A, P = self._costs(X, fixed, columns)
+        n = self._n_train_rows(X, fixed, columns)
+        self._check_unread(X, fixed, columns, n)
+        S = np.ones(len(X)) if n is None else np.ceil(n / (B * G))
         base = {"compute": B * F, "activations": B * A, "update": P, "allreduce": P * (G > 1), "step": np.ones(len(X))}
         if fit:
             self.regime_values_ = {}
@@ -323,9 +422,6 @@ class HybridModel(PerformanceForm):
         from threadpoolctl import threadpool_limits
 
         num, cat, ext, fixed, regimes, mods = self._settings()
-        for c in (self.batch, self.workers):
-            if c not in X.columns:
-                raise missing_column_error(X, c, "extrinsic")
         validate_frame(X, num, cat, ext)
         y = validate_target(y, X, positive=True)
         start = time.perf_counter()
@@ -356,10 +452,19 @@ class HybridModel(PerformanceForm):
         return self
 
     def predict(self, X):
-        """Predicted times for the rows of ``X`` (> 0 while the step rate or any used rate is > 0)."""
+        """Predicted times for the rows of ``X`` (> 0: a saved model has a rate > 0).
+
+        The form reads only its columns (the roles) and the constants of ``fixed``: a missing column, a value that
+        is not finite or out of range (a batch, workers or ``n_train`` that is not a whole number >= 1, a
+        configuration the cost model refuses), a level of a modified rate not seen in fit, or a column that is an
+        input of the cost model and says other than the model's constant is one ``ValueError`` naming it; other
+        columns are ignored, with an :class:`~perfkit.model.roles.IgnoredColumnWarning` naming them.
+        """
         self._check_fitted()
         validate_frame(X, self.numeric_, self.categorical_, self.extrinsic_)
-        return self._design(X) @ self.rates_
+        pred = self._design(X) @ self.rates_
+        warn_ignored_columns(self, X)
+        return pred
 
     def leverage(self, X) -> np.ndarray:
         """Leverage of the rows of ``X`` in the relative-error fit: the variance of ŷ/y there in units of the
@@ -448,18 +553,26 @@ class HybridModel(PerformanceForm):
         num, cat, ext, fixed, regimes, mods = checked
         reader.roles(num, cat, ext)
         terms, short = reader["terms"], reader.short
-        if not isinstance(terms, list) or not all(isinstance(t, list) and len(t) == 2 and t[0] in COSTS
-                                                  and isinstance(t[1], str) for t in terms):
+        if not isinstance(terms, list) or not all(isinstance(t, list) and len(t) == 2 and isinstance(t[0], str)
+                                                  and t[0] in COSTS and isinstance(t[1], str) for t in terms):
             raise reader.fail(f"fitted.terms: expected a list of [cost, level] pairs, got {short(terms)}")
+        _check_terms(reader, [tuple(t) for t in terms], mods)
         rates = reader["rates"]
         if not isinstance(rates, list) or len(rates) != len(terms) or not all(is_finite(r) and r >= 0 for r in rates):
             raise reader.fail(f"fitted.rates: expected {len(terms)} finite numbers >= 0, got {short(rates)}")
+        if not any(r > 0 for r in rates):
+            raise reader.fail("fitted.rates: every rate is 0 (the model would predict 0 s for every configuration)")
         rv = reader["regime_values"]
         if not isinstance(rv, dict) or sorted(rv) != sorted(regimes):
             raise reader.fail(f"fitted.regime_values: expected one value per regime {regimes}, got {short(rv)}")
+        for r, v in rv.items():
+            want = r.split("=")[1]
+            if not (is_finite(v) if want == "min" else v == want):
+                raise reader.fail(f"fitted.regime_values[{r!r}]: expected "
+                                  f"{'a finite number' if want == 'min' else repr(want)}, got {short(v)}")
         share = reader["share"]
-        if not isinstance(share, dict) or not all(k in COSTS and is_finite(v) for k, v in share.items()):
-            raise reader.fail(f"fitted.share: expected cost -> number, got {short(share)}")
+        if not isinstance(share, dict) or not all(k in COSTS and is_finite(v) and v >= 0 for k, v in share.items()):
+            raise reader.fail(f"fitted.share: expected cost -> number >= 0, got {short(share)}")
         lev = reader.leverage(len(terms), ("scale", "basis"))
         model.leverage_scale_, model.leverage_basis_ = lev["scale"], lev["basis"]
         record_roles(model, num, cat, ext)
@@ -469,3 +582,14 @@ class HybridModel(PerformanceForm):
         model.share_ = dict(share)
         model.fit_time_ = reader.number("fit_time", minimum=0)
         return model
+
+
+def _check_terms(reader, terms, mods) -> None:
+    """The saved terms are those a fit makes (:meth:`HybridModel._design`): every cost of :data:`COSTS`, once with
+    level ``""`` unless it has modifiers, else once per level (distinct, non-empty)."""
+    for cost in COSTS:
+        levels = [lv for c, lv in terms if c == cost]
+        ok = (levels == [""]) if not mods.get(cost) else (levels and len(set(levels)) == len(levels) and all(levels))
+        if not ok:
+            how = "one level per combination of its modifiers' levels" if mods.get(cost) else 'one term, level ""'
+            raise reader.fail(f"fitted.terms: the {cost} rate expects {how}, got levels {reader.short(levels)}")
