@@ -12,7 +12,7 @@ import numpy as np
 
 from ..store import Results
 
-__all__ = ["FrameworkFit", "Ch4Results", "error_row", "FIT_NAMES"]
+__all__ = ["FrameworkFit", "Ch4Results", "HeldOutSplit", "error_row", "FIT_NAMES"]
 
 #: the generic-model fits of every framework: no regularisation (Table 4.2), L2 (Table 4.3), L1 (Table 4.4)
 FIT_NAMES = ("DE", "DE+L1", "DE+L2")
@@ -26,8 +26,21 @@ def error_row(y_true, y_pred) -> dict:
             "RMSE": rmse(y_true, y_pred), "R2": r2(y_true, y_pred)}
 
 
+class HeldOutSplit:
+    """Counts of a measured file split into fitted and held-out rows, for results with ``frame`` (every usable
+    row) and ``y_test`` (the held-out times)."""
+
+    @property
+    def n_rows(self) -> int:
+        return len(self.frame)
+
+    @property
+    def n_test(self) -> int:
+        return len(self.y_test)
+
+
 @dataclass
-class FrameworkFit:
+class FrameworkFit(HeldOutSplit):
     """Sections 1–7 of the chapter on one framework's measured file.
 
     ``fits`` holds the repeated generic-model fits (:data:`FIT_NAMES`); ``preds`` the held-out predictions of
@@ -61,14 +74,6 @@ class FrameworkFit:
     @property
     def file(self) -> Path:
         return Path(self.path)
-
-    @property
-    def n_rows(self) -> int:
-        return len(self.frame)
-
-    @property
-    def n_test(self) -> int:
-        return len(self.y_test)
 
     @property
     def errors(self) -> dict:

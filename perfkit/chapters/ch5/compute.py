@@ -12,6 +12,7 @@ from ...data.thesis import framework_name
 from ...model.metrics import mape
 from ...schema import ROLES, resolve
 from .. import ch4
+from ..ch4.results import HeldOutSplit
 from ..store import Results
 from .params import Params
 
@@ -30,7 +31,7 @@ class VolumeStudy:
 
 
 @dataclass
-class Ch5Results(Results):
+class Ch5Results(Results, HeldOutSplit):
     """Chapter 5's results on one measured 3D-ResAttNet-18 file."""
 
     label: str
@@ -46,14 +47,6 @@ class Ch5Results(Results):
     effects: tuple
     ch4_heldout: dict | None = None
     volume: VolumeStudy | None = None
-
-    @property
-    def n_rows(self) -> int:
-        return len(self.frame)
-
-    @property
-    def n_test(self) -> int:
-        return len(self.y_test)
 
     @property
     def volumes(self) -> list:
