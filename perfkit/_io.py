@@ -162,12 +162,18 @@ def append_bytes(path, data: bytes, fsync: bool = True) -> None:
         os.close(fd)
 
 
-def read_csv(path, what: str = "CSV"):
+#: the help of the CLI flag that reads NA-like cells as text (``read_csv(..., na_is_level=True)``)
+NA_IS_LEVEL_HELP = ("read cells such as NA, None or null as text (a categorical level), not as missing; only empty "
+                    "cells are missing")
+
+
+def read_csv(path, what: str = "CSV", na_is_level: bool = False):
     """Read a user's CSV as a DataFrame; one clear error for every way it can be unusable.
 
     Refuses a missing file, a folder, an unreadable or empty file, a file that is
     not CSV, and duplicate column names (pandas would silently rename the second
-    ``x`` to ``x.1`` and the model would ignore it).
+    ``x`` to ``x.1`` and the model would ignore it). With ``na_is_level`` only empty cells are
+    missing: ``NA``, ``None``, ``null`` … stay text (a level of a categorical column).
     """
     import pandas as pd
 
@@ -188,7 +194,7 @@ def read_csv(path, what: str = "CSV"):
                              "rename one of them")
         seen.add(name)
     try:
-        return pd.read_csv(p)
+        return pd.read_csv(p, keep_default_na=False, na_values=[""]) if na_is_level else pd.read_csv(p)
     except pd.errors.EmptyDataError:
         raise ValueError(f"{what} {str(p)!r} is empty") from None
     except (pd.errors.ParserError, UnicodeDecodeError) as exc:

@@ -326,3 +326,29 @@ def test_cli_names_a_header_with_spaces_exactly(capsys, tmp_path):
                            "around the name (a header with a space after a comma gives such names); remove the spaces "
                            "from the header, or give the name exactly as ' time' (a comma-separated list of names "
                            "drops them)")
+
+
+def test_na_is_a_level_from_the_command_line(tmp_path, capsys):
+    """A categorical level spelt ``NA`` is missing by default (one error that names the flag) and a level with
+    ``--na-is-level``, at fit and at predict."""
+    from perfkit.cli import main
+
+    rng = np.random.default_rng(0)
+    n = 60
+    x = rng.choice([1.0, 2.0, 4.0, 8.0], n)
+    c = rng.choice(["NA", "b"], n)
+    pd.DataFrame({"x": x, "c": c, "time": 0.01 * x ** 0.7 + 0.002 * (c == "b") + 0.001}).to_csv(
+        tmp_path / "data.csv", index=False)
+    pd.DataFrame({"x": [2.0, 4.0], "c": ["NA", "b"]}).to_csv(tmp_path / "configs.csv", index=False)
+    fit = ["fit", str(tmp_path / "data.csv"), "--target", "time", "--numeric", "x", "--categorical", "c",
+           "--seeds", "1", "--test-size", "10", "--out", str(tmp_path / "m.json")]
+    assert main(fit) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "'c'" in err and "--na-is-level" in err
+    assert main(fit + ["--na-is-level"]) == 0
+    capsys.readouterr()
+    out = tmp_path / "p.csv"
+    assert main(["predict", str(tmp_path / "m.json"), str(tmp_path / "configs.csv"), "--na-is-level",
+                 "--out", str(out)]) == 0
+    pred = pd.read_csv(out, keep_default_na=False)
+    assert list(pred["c"]) == ["NA", "b"] and np.all(pd.to_numeric(pred["predicted"]) > 0)

@@ -6,6 +6,7 @@ model's registries (:data:`perfkit.model.generic.METHODS`,
 """
 from __future__ import annotations
 
+from .._io import NA_IS_LEVEL_HELP
 from .fit_checks import AUTO, DEFAULT_CODING, DEFAULT_FORM, DEFAULT_INTERVALS, DEFAULT_METHOD, DEFAULT_PENALTY
 
 #: the subcommand's line in ``perfkit --help``
@@ -39,6 +40,7 @@ def add_arguments(parser) -> None:
                         help="parallel fits and forest trees (joblib n_jobs; default -1: every core; every fit is "
                              "seeded, so the results do not depend on it)")
     parser.add_argument("--out", default="model.json", help="where to save the fitted model (JSON)")
+    parser.add_argument("--na-is-level", action="store_true", help=NA_IS_LEVEL_HELP)
     parser.add_argument("--form", choices=[*FORMS, AUTO], default=DEFAULT_FORM,
                         help="model form: the thesis's eq. 4.4 (default), a log-space power law with interactions, "
                              "analytic costs times rates (needs --network), or auto: all of them scored by CV, the "

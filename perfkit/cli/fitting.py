@@ -46,7 +46,7 @@ def fit_command(args) -> None:
 
 def prepare(args):
     """``(unfitted thesis-form model, column roles, --fixed constants, (X_tr, X_te, y_tr, y_te))``, all checked."""
-    df = read_csv(args.csv, "data CSV")
+    df = read_csv(args.csv, "data CSV", na_is_level=args.na_is_level)
     if args.target not in df.columns:
         raise missing_column_error(df, args.target, "target")
     roles = dict(numeric=column_list("numeric", args.numeric), categorical=column_list("categorical", args.categorical),

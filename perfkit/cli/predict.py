@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import sys
 
+from .._io import NA_IS_LEVEL_HELP
 from .common import check_interval, need_intervals, print_warnings
 
 #: the subcommand's line in ``perfkit --help``
@@ -13,6 +14,7 @@ def add_arguments(parser) -> None:
     """The options of ``perfkit predict``."""
     parser.add_argument("model", help="model JSON written by `perfkit fit`")
     parser.add_argument("csv", help="configurations, with the model's columns")
+    parser.add_argument("--na-is-level", action="store_true", help=NA_IS_LEVEL_HELP)
     parser.add_argument("--out", default=None, help="write the table with the columns `predicted` and `extrapolated` "
                                                     "here (default: stdout)")
     parser.add_argument("--interval", type=float, default=None, metavar="COVERAGE",
@@ -41,7 +43,7 @@ def run(args, argv=None) -> None:
     model = load_model(args.model)
     if args.interval is not None:
         need_intervals(model, args.model)
-    df = read_csv(args.csv, "configurations CSV")
+    df = read_csv(args.csv, "configurations CSV", na_is_level=args.na_is_level)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         if args.interval is None:

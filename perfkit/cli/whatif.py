@@ -5,6 +5,7 @@ import io
 import os
 import sys
 
+from .._io import NA_IS_LEVEL_HELP
 from .common import check_interval, need_intervals, number_or_text, pairs, print_warnings
 
 #: the subcommand's line in ``perfkit --help``
@@ -22,6 +23,7 @@ def add_arguments(parser) -> None:
     parser.add_argument("--interval", type=float, default=0.9, metavar="COVERAGE",
                         help="interval coverage (default 0.9; needs a calibrated model)")
     parser.add_argument("--out", default=None, help="also write the table as CSV")
+    parser.add_argument("--na-is-level", action="store_true", help=NA_IS_LEVEL_HELP)
     parser.add_argument("--plot", default=None, help="also draw it (png/svg/pdf)")
 
 
@@ -76,7 +78,7 @@ def run(args, argv=None) -> None:
     if pairs_given:
         base = pairs(args.base, "--base")
     else:
-        frame = read_csv(check_input_file(args.base, "--base CSV"), "--base CSV")
+        frame = read_csv(check_input_file(args.base, "--base CSV"), "--base CSV", na_is_level=args.na_is_level)
         if not 0 <= args.row < len(frame):
             raise ValueError(f"--row: {args.base} has rows 0 to {len(frame) - 1}, not {args.row}")
         base = frame.iloc[args.row].to_dict()

@@ -33,7 +33,7 @@ MAX_TIME = 1e100
 #: ``null``, ``NaN`` and empty ones into them.
 MISSING_LEVEL_HINT = ("if it is a level (a cell 'NA', 'None', 'null' or empty in a CSV is read as missing), give it "
                       "a name that is not missing, e.g. X[{col!r}].fillna('none'), or read the file with "
-                      "pandas.read_csv(..., keep_default_na=False)")
+                      "pandas.read_csv(..., keep_default_na=False) (perfkit fit/predict/whatif: --na-is-level)")
 
 
 def column_list(name: str, value) -> list[str]:
