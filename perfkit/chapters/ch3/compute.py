@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pandas as pd
+
 from ...data.measured import FRAMEWORK_NAMES, load_phases
 from ...data.thesis import THESIS_TABLES, load_thesis_table
 from ...model import phases as ph
@@ -43,7 +45,6 @@ def framework_setup(paths):
     on their largest worker count); a field the adapter did not report reads
     ``"not recorded"``.
     """
-    import pandas as pd
 
     rows = []
     for path in paths:
@@ -67,7 +68,6 @@ def framework_setup(paths):
 def _load(p: Params, notes: list):
     """``(measured_all, measured, every_all)``: the main file (all modes, and ``measured_mode``) and every file
     with one label per framework (all modes); None where not given."""
-    import pandas as pd
 
     measured = measured_all = None
     if p.measured_csv:
@@ -91,7 +91,6 @@ def _load(p: Params, notes: list):
 
 def _measured_tables(p: Params, every, every_all, notes: list) -> tuple[Measured, object]:
     """The measured tables of every framework, and the epoch frame of eq. 3.9 (None without multi-worker runs)."""
-    import pandas as pd
 
     frameworks = list(dict.fromkeys(every["framework"]))
     m = Measured(frameworks=frameworks, mode=p.measured_mode, setup=framework_setup(_measured_files(p)),

@@ -1,6 +1,8 @@
 """Chapter 3's figures (Figs. 3.2–3.13), drawn from :class:`Ch3Results` alone through :mod:`perfkit.report.plots`."""
 from __future__ import annotations
 
+import pandas as pd
+
 from ...report import plots
 from ...schema import CH3_MODELS
 from .results import Ch3Results
@@ -17,7 +19,6 @@ BREAKDOWN_FIGURES = {("CNN", 2): 8, ("MLP", 2): 9, ("Autoencoder", 2): 10, ("CNN
 
 def phase_figures(results: Ch3Results) -> dict:
     """Figs. 3.2–3.4: phase times on one worker, published (solid) and measured (hatched), per model."""
-    import pandas as pd
 
     both = results.published.t32
     if results.measured is not None:

@@ -3,6 +3,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import pandas as pd
+
 from ...schema import CH3_COLUMNS, resolve
 from ..result import (ParameterError, ParamsBase, at_least, existing_file, existing_files, grid, make_params, one_of,
                       output_folder, show_path)
@@ -59,7 +61,6 @@ def check_params(**params) -> Params:
 
 def _check_ch3_file(name: str, value: str, mode: str) -> None:
     """One :class:`ParameterError` naming ``name`` unless ``value`` is a readable ch3 file with ``mode`` rows."""
-    import pandas as pd
 
     path = resolve(value)
     try:

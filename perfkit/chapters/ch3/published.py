@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 
 from ...model.equations import speedup_pipelined
 from ...model.phases import phase_wide, require_columns
@@ -79,7 +80,6 @@ def published_consistency(t32, t34, t35):
         verdict (consistent / inconsistent) and the matching item of the
         reading guide's list of things that do not add up.
     """
-    import pandas as pd
 
     rows: list[dict] = []
     for _, r in sum_check_3_2(t32).iterrows():

@@ -8,10 +8,19 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 
 from ...data.measured import load_provenance, load_steps, provenance_path, thesis_split
 from ...data.thesis import framework_name
+from ...model.baselines import compare_models, make_baseline
+from ...model.fitting import fit_repeated, regularisation_sweep
+from ...model.paired import paired_ratios
+from ...model.scaling import level_effects
+from ...model.search import make_form
+from ...report.uncertainty import (METRICS, SEED, B, Evidence, normal_draws, paired_bootstrap, percentile_interval,
+                                   seed_bootstrap)
 from ...schema import ROLES, resolve
+from ..result import ParameterError
 from .params import Params, check_params, make_model
 from .results import FIT_NAMES, Ch4Results, FrameworkFit, error_row
 
@@ -44,7 +53,6 @@ def inputs(p: Params) -> list[Path]:
 
 def _fit_generic(p: Params, X_fit, y_fit, framework: str) -> dict:
     """§2–§4: the repeated fits without regularisation (Table 4.2), with L2 (Table 4.3) and with L1 (Table 4.4)."""
-    from ...model.fitting import fit_repeated
 
     kw = dict(seeds=p.n_seeds, n_jobs=p.n_jobs, progress=p.progress)
     settings = {"DE": ({}, "Table 4.2 DE fits"), "DE+L2": (dict(penalty="l2", lam=p.lam_l2), "Table 4.3 DE+L2 fits"),
@@ -55,7 +63,6 @@ def _fit_generic(p: Params, X_fit, y_fit, framework: str) -> dict:
 
 def _sweep(p: Params, X_fit, y_fit, X_test, y_test, framework: str):
     """§7: the λ sweep of Figs. 4.15–4.17."""
-    from ...model.fitting import regularisation_sweep
 
     grid = [1e-4, 1e-2, 1.0] if p.quick else list(p.lams)
     return regularisation_sweep(make_model(**p.de_kw), X_fit, y_fit, X_test, y_test, penalties=("l1", "l2"),
@@ -65,8 +72,6 @@ def _sweep(p: Params, X_fit, y_fit, X_test, y_test, framework: str):
 
 def fit_framework(p: Params, data_path: Path) -> FrameworkFit:
     """Sections 1–7 of the chapter on one framework's file: its fits, baselines, sweep and level effects."""
-    from ...model.baselines import compare_models, make_baseline
-    from ...model.scaling import level_effects
 
     label = data_path.parent.name  # e.g. pytorch-cpu
     X, y, frame = load_steps(data_path, target=p.target)
@@ -89,8 +94,6 @@ def fit_framework(p: Params, data_path: Path) -> FrameworkFit:
 
 def framework_powers(frame, target: str, roles) -> dict:
     """``{framework: Evidence}``: q(workers) of each framework of a measured file (OLS of log time), ``{}`` for one."""
-    from ...model.scaling import level_effects
-    from ...report.uncertainty import B, SEED, Evidence, normal_draws
 
     if "framework" not in frame.columns or frame["framework"].nunique() < 2:
         return {}
@@ -106,7 +109,6 @@ def framework_powers(frame, target: str, roles) -> dict:
 
 def _paired(p: Params, parts):
     """§8: each framework's time over the main framework's on the same configurations, by hyperparameter."""
-    from ...model.paired import paired_ratios
 
     return paired_ratios({part.label: part.frame for part in parts}, p.target, PAIRED_FACTORS,
                          reference=parts[0].label)
@@ -118,9 +120,6 @@ def _split(p: Params, part: FrameworkFit):
 
 
 def _pooled_models(p: Params, X_fit, y_fit, roles: dict) -> dict:
-    from ...model.baselines import make_baseline
-    from ...model.fitting import fit_repeated
-    from ...model.search import make_form
 
     return {
         "DE+L2": fit_repeated(make_model(roles, penalty="l2", lam=p.lam_l2, **p.de_kw), X_fit, y_fit,
@@ -134,10 +133,7 @@ def _pooled_models(p: Params, X_fit, y_fit, roles: dict) -> dict:
 def _pooled(p: Params, parts):
     """§9: one model fitted on every framework's fit rows with the framework as a categorical input, against the
     per-framework fits, on each framework's held-out rows (the thesis fits each framework separately)."""
-    import pandas as pd
 
-    from ...model.search import make_form
-    from ...report.uncertainty import METRICS, Evidence, paired_bootstrap, percentile_interval
 
     roles = {k: list(v) for k, v in ROLES["ch4"].items()}
     splits = [_split(p, part) for part in parts]
@@ -171,9 +167,7 @@ def _epoch(parts):
     left out, and None when none has one. The interval of the median error is a bootstrap over the checked
     configurations.
     """
-    import pandas as pd
 
-    from ...report.uncertainty import percentile_interval, seed_bootstrap
 
     rows = []
     for part in parts:
@@ -197,7 +191,6 @@ def _epoch(parts):
 
 def compute(p: Params) -> Ch4Results:
     """Fit every framework's file (:func:`fit_framework`), then the sections across frameworks."""
-    import pandas as pd
 
     parts = [fit_framework(p, path) for path in dataset_paths(p)]
     frame = pd.concat([part.frame for part in parts], ignore_index=True)
@@ -210,8 +203,6 @@ def compute(p: Params) -> Ch4Results:
 def heldout_predictions(fit_name: str = "DE+L2", **params):
     """``(y_test, predictions)`` of one Chapter 4 fit on its held-out rows, as arrays, without the rest of the
     chapter: the same data, split, seeds and engine as the chapter give the same numbers."""
-    from ...model.fitting import fit_repeated
-    from ..result import ParameterError
 
     if fit_name not in FIT_NAMES:
         raise ParameterError(f"fit_name: got {fit_name!r}; expected one of {', '.join(map(repr, FIT_NAMES))}")

@@ -4,6 +4,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+import pandas as pd
+
 from ...model.generic import METHODS, GenericPerformanceModel
 from ...schema import ROLES, resolve
 from ..result import (Check, ParameterError, ParamsBase, at_least, existing_file, existing_files, grid, make_params,
@@ -94,7 +96,6 @@ def check_steps_file(name: str, path: str, target: str, roles: str, n_fit: int, 
     target is a positive number in every usable row, and (except in quick mode, where
     the split is scaled down) at least ``n_fit + n_test`` usable rows.
     """
-    import pandas as pd
 
     full = resolve(path)
     shown = show_path(full)

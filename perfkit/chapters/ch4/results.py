@@ -10,6 +10,8 @@ from pathlib import Path
 
 import numpy as np
 
+from ...model.metrics import mae, mape, mse, r2, rmse
+from ...model.scaling import scaling_power
 from ..store import Results
 
 __all__ = ["FrameworkFit", "Ch4Results", "HeldOutSplit", "error_row", "FIT_NAMES"]
@@ -20,7 +22,6 @@ FIT_NAMES = ("DE", "DE+L1", "DE+L2")
 
 def error_row(y_true, y_pred) -> dict:
     """MAPE (%), MAE, MSE, RMSE and R² of held-out predictions."""
-    from ...model.metrics import mae, mape, mse, r2, rmse
 
     return {"MAPE": mape(y_true, y_pred), "MAE": mae(y_true, y_pred), "MSE": mse(y_true, y_pred),
             "RMSE": rmse(y_true, y_pred), "R2": r2(y_true, y_pred)}
@@ -103,7 +104,6 @@ class FrameworkFit(HeldOutSplit):
 
     def power(self, fit: str, column: str) -> tuple[float, float]:
         """Mean and std over seeds of the power q of ``column`` in fit ``fit``."""
-        from ...model.scaling import scaling_power
 
         return scaling_power(self.fits[fit].summary(), column)
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from ...data.thesis import load_thesis_table
+from ...data.thesis import framework_name, load_thesis_table
 from ...report.claims import fmt
 from ...report.tables import mean_std_columns
 from ...schema import THESIS_EXTRINSIC
@@ -48,7 +48,6 @@ def params_side_by_side(summary, table: str = "4.2", label: str = "ours"):
 def thesis_mape(method: str, table: str = "journal5", framework: str | None = None) -> str:
     """The thesis's published MAPE of ``method`` per framework, as figure text (``"TensorFlow 5 %, …"``);
     ``framework`` keeps that framework's only, where the table has it."""
-    from ...data.thesis import framework_name
 
     t = load_thesis_table(table)
     t = t[(t["metric"] == "MAPE") & (t["method"] == method)]

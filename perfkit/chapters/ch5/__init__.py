@@ -13,6 +13,7 @@ from pathlib import Path
 import pandas as pd
 
 from ...data.thesis import figure_stem, load_thesis_table
+from ...model.scaling import scaling_power
 from ...report import plots
 from ...report.claims import judge_all
 from ...schema import voxels
@@ -92,7 +93,6 @@ def _numbers(r: Ch5Results, power: dict, table5_3) -> dict:
 
 def present(r: Ch5Results, res: ChapterResult) -> ChapterResult:
     """Fill ``res`` from the results: tables and views, figures, the claims ledger, numbers, notes and readings."""
-    from ...model.scaling import scaling_power
 
     p, T, V = res.params, res.tables, res.views
     res.notes.append(f"{r.n_rows} successful samples ({r.label}, volume {', '.join(r.volumes)}); fit on {r.n_fit}, "

@@ -6,10 +6,14 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 
 from ...data.measured import load_provenance, load_steps, provenance_path, thesis_split
 from ...data.thesis import framework_name
+from ...model.baselines import compare_models, make_baseline
+from ...model.fitting import fit_repeated
 from ...model.metrics import mape
+from ...model.scaling import core_bound, level_effects, volume_exponents
 from ...schema import ROLES, resolve
 from .. import ch4
 from ..ch4.results import HeldOutSplit
@@ -70,9 +74,7 @@ def inputs(p: Params) -> list[Path]:
 
 
 def _volume(p: Params) -> VolumeStudy | None:
-    import pandas as pd
 
-    from ...model.scaling import core_bound, volume_exponents
 
     if not p.volume_study:
         return None
@@ -88,9 +90,6 @@ def _volume(p: Params) -> VolumeStudy | None:
 
 def compute(p: Params) -> Ch5Results:
     """Fit, compare and measure everything Chapter 5 shows."""
-    from ...model.baselines import compare_models, make_baseline
-    from ...model.fitting import fit_repeated
-    from ...model.scaling import level_effects
 
     data_path = resolve(p.dataset)
     label, roles = data_path.parent.name, ROLES["ch5"]

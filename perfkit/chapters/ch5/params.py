@@ -3,6 +3,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import pandas as pd
+
 from ...schema import resolve
 from .. import ch4
 from ..ch4 import FIT_CHECKS, check_steps_file
@@ -52,7 +54,6 @@ def check_params(**params) -> Params:
     (quick mode scales the split down instead), ``ch4_dataset`` enough rows for Chapter 4's default
     split, and ``volume_study`` the columns section 4 needs. Nothing is fitted.
     """
-    import pandas as pd
 
     p = make_params(Params, params)
     check_steps_file("dataset", p.dataset, p.target, "ch5", p.n_fit, p.n_test, p.quick)

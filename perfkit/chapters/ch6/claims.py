@@ -10,11 +10,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass, fields
 
 import numpy as np
+from scipy.stats import beta
 
 from ...report.claims import Claim, fmt
-from ...report.uncertainty import B, METRICS, Evidence, paired_bootstrap
+from ...report.uncertainty import METRICS, B, Evidence, paired_bootstrap
 from ..common import Quantities
-from .params import BLACK_BOXES, COVERAGE, COVERAGE_BAND, DATASET_NAMES, DATASETS, MEASURED, RATE_FACTOR
+from .params import BLACK_BOXES, COVERAGE, COVERAGE_BAND, DATASETS, DATASET_NAMES, MEASURED, RATE_FACTOR
 from .results import Ch6Results
 
 __all__ = ["CLAIMS", "SOURCES", "Ch6Quantities", "mape_difference", "best_black_box_ratio", "coverage_evidence",
@@ -94,7 +95,6 @@ def coverage_evidence(inside: int, n: int):
     >>> e = coverage_evidence(90, 100); round(e.estimate, 2), round(e.lo, 3), round(e.hi, 3)
     (0.9, 0.824, 0.951)
     """
-    from scipy.stats import beta
 
     if n < 1:
         return None

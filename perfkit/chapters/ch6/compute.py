@@ -12,8 +12,12 @@ from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
+from joblib import delayed
 
 from ...model.fitting import run_parallel
+from ...model.intervals import ExtrapolationWarning, coverage_of, predictable_rows
+from ...model.search import n_parameters, search_forms
 from ...report.uncertainty import SEED
 from ...schema import resolve
 from .data import dataset_files, load_split, median_base, read_extrap
@@ -49,8 +53,6 @@ def _data_notes(splits: dict, p: Params) -> list[str]:
 def _search(s, p: Params, notes: list, timings: list):
     """The form search on split ``s`` (candidates × folds in parallel) and the split without the held-out rows
     the chosen model cannot predict (a hybrid's rates by levels cover only the combinations seen in fit)."""
-    from ...model.intervals import predictable_rows
-    from ...model.search import search_forms
 
     forms = [f for f in p.searched_forms if f != "hybrid" or s.network is not None]
     with warnings.catch_warnings():
@@ -75,7 +77,6 @@ def _search(s, p: Params, notes: list, timings: list):
 def _jobs(splits: dict, searches: dict, p: Params):
     """The fits of one parallel batch, the longest first: the interpretable forms with intervals (but the one the
     search already fitted), the black boxes and the hybrid's bootstrap refits; and the reused search models."""
-    from joblib import delayed
 
     jobs, reuse = [], {}
     for ds, s in splits.items():
@@ -111,7 +112,6 @@ def _run_batch(jobs: list, p: Params, timings: list) -> dict:
 
 def _with_intervals(model, s, note: str):
     """``(est, pred, coverage, inside, extrapolated, note)`` of a model with conformal intervals."""
-    from ...model.intervals import ExtrapolationWarning, coverage_of
 
     est = model.estimator_
     pred = np.asarray(est.predict(s.X_test), dtype=float)
@@ -130,7 +130,6 @@ def _with_intervals(model, s, note: str):
 def _score(s, search, entries: dict, reused: set, p: Params, timings: list) -> dict:
     """Every method's :class:`MethodFit` on split ``s``'s held-out rows; ``entries`` maps a method to
     ``(model, seconds, note)``."""
-    from ...model.search import n_parameters
 
     row = search.table.loc[search.chosen]
     methods = {}
@@ -221,7 +220,6 @@ def compute(p: Params) -> Ch6Results:
     """Chapter 6 on checked parameters ``p``: per dataset the form search, then every interpretable form with
     conformal intervals, the black boxes and the hybrid form's bootstrap refits in one parallel batch; the
     held-out predictions, the formulas, Extra-P's rows, the what-if curves and the hybrid form's rates."""
-    import pandas as pd
 
     splits = {ds: load_split(ds, p) for ds in p.analysed}
     notes, timings, searches = _data_notes(splits, p), [], {}

@@ -11,6 +11,9 @@ import numpy as np
 
 from ...data.external import EXTERNAL_DATASETS, load_external
 from ...data.measured import load_steps, thesis_split
+from ...model.baselines import train_test_split_frame
+from ...model.costs import CONFIG_KEYS
+from ...model.intervals import seen_rows
 from ...schema import ROLES, provenance_path, resolve
 from ..result import show_path
 from .params import EXTERNAL_TEST, EXTRAP, MEASURED, QUICK_ROWS, Params, roles_key
@@ -50,7 +53,6 @@ def dataset_files(ds: str, p: Params) -> list[Path]:
 
 def _fixed_columns(network: str, roles: dict, frame) -> dict:
     """Cost-model settings the file holds at one value and no role column gives (the hybrid form's ``fixed``)."""
-    from ...model.costs import CONFIG_KEYS
 
     keys = [k for group in CONFIG_KEYS[network] for k in group]
     cols = [c for r in roles.values() for c in r]
@@ -65,8 +67,6 @@ def _fixed_columns(network: str, roles: dict, frame) -> dict:
 def load_split(ds: str, p: Params) -> Split:
     """The split of dataset ``ds``: the thesis's for ours, 2/3 to fit for the third-party ones; held-out rows with
     a category level that no row to fit has are left out (no model can predict them) and counted."""
-    from ...model.baselines import train_test_split_frame
-    from ...model.intervals import seen_rows
 
     if ds in MEASURED:
         network, (n_fit, n_test) = MEASURED[ds]

@@ -3,8 +3,11 @@ Figs. 6.2-6.3 (what-if curves), drawn through :mod:`perfkit.report.plots`."""
 from __future__ import annotations
 
 import numpy as np
+from matplotlib.ticker import FixedLocator, NullFormatter, NullLocator
 
-from .params import BLACK_BOXES, DATASET_NAMES, EXTRAP, INTERPRETABLE, METHOD_LABELS, METHODS
+from ...report import plots
+from ...report.plots import whatif_figure
+from .params import BLACK_BOXES, DATASET_NAMES, EXTRAP, INTERPRETABLE, METHODS, METHOD_LABELS
 from .results import WhatIf
 
 __all__ = ["plot_heldout", "plot_whatif"]
@@ -12,7 +15,6 @@ __all__ = ["plot_heldout", "plot_whatif"]
 
 def _log_ticks(ax, lo: float, hi: float) -> None:
     """Plain-number ticks 1-2-5 per decade on a log axis from ``lo`` to ``hi`` (no minor labels)."""
-    from matplotlib.ticker import FixedLocator, NullFormatter, NullLocator
 
     ticks = [m * 10.0 ** e for e in range(int(np.floor(np.log10(lo))), int(np.ceil(np.log10(hi))) + 1)
              for m in (1, 2, 5) if lo <= m * 10.0 ** e <= hi]
@@ -50,7 +52,6 @@ def _heldout_panel(ax, t, keys, ypos) -> None:
 def plot_heldout(table, datasets):
     """Fig. 6.1: held-out MAPE of every method per dataset, with 95 % bootstrap intervals (log scale), from
     Table 6.1 (:func:`~perfkit.chapters.ch6.tables.heldout_table`)."""
-    from ...report import plots
 
     ncols = min(4, len(datasets))
     nrows = -(-len(datasets) // ncols)
@@ -72,7 +73,6 @@ def plot_heldout(table, datasets):
 
 def plot_whatif(ds: str, w: WhatIf):
     """Figs. 6.2-6.3: predicted epoch time, speedup and efficiency against workers, with intervals."""
-    from ...report.plots import whatif_figure
 
     shown = ", ".join(f"{c}={v}" for c, v in w.base.items() if c != "workers")
     return whatif_figure(w.table, "workers", title=f"what if: {DATASET_NAMES[ds]}, {w.model}\nbase: {shown}")

@@ -6,8 +6,15 @@ import time
 import warnings
 
 import numpy as np
+from sklearn.base import clone
+from sklearn.model_selection import KFold
+from threadpoolctl import threadpool_limits
 
+from ...model.baselines import make_baseline
 from ...model.generic import TINY, GenericPerformanceModel
+from ...model.intervals import ConformalRegressor, ExtrapolationWarning, predictable_rows
+from ...model.search import THESIS_SEARCH, make_form
+from ...model.whatif import whatif
 from .data import Split
 from .params import COVERAGE, Params
 
@@ -17,7 +24,6 @@ __all__ = ["interpretable", "same_estimator", "JOB_COST", "fit_interval_model", 
 
 def interpretable(method: str, s: Split, p: Params):
     """The unfitted estimator of an interpretable ``method`` on split ``s`` (None when it does not apply)."""
-    from ...model.search import THESIS_SEARCH, make_form
 
     if method in ("thesis", "thesis_rel"):
         kw = dict(THESIS_SEARCH) if p.quick else {}
@@ -47,10 +53,7 @@ JOB_COST = {"thesis": 5.0, "thesis_rel": 4.0, "loglinear": 3.0, "RF": 2.0, "GB":
 def fit_interval_model(estimator, X, y, folds: int, intervals: bool = True):
     """``(model, seconds, note)``: ``estimator`` inside studentised conformal intervals (a plain fit without
     ``intervals``, or when they fail)."""
-    from sklearn.base import clone
-    from threadpoolctl import threadpool_limits
 
-    from ...model.intervals import ConformalRegressor
 
     start = time.perf_counter()
     with threadpool_limits(1), warnings.catch_warnings():
@@ -71,9 +74,7 @@ def interval_rows(model, s: Split) -> np.ndarray:
     for CV+, the rows that every fold model of ``model`` can predict (each of their category levels is in the
     fold's rows to fit). The folds are the ones :class:`~perfkit.model.ConformalRegressor` draws
     (``KFold(n_splits, shuffle=True, random_state)``)."""
-    from sklearn.model_selection import KFold
 
-    from ...model.intervals import predictable_rows
 
     ok = np.ones(len(s.X_test), dtype=bool)
     if getattr(model, "method", "cv+") != "cv+":
@@ -86,9 +87,7 @@ def interval_rows(model, s: Split) -> np.ndarray:
 
 def fit_baseline(kind: str, roles: dict, X, y):
     """``(model, seconds, "")``: the black box ``kind`` (RF, SVR, GB) fitted on one BLAS thread."""
-    from threadpoolctl import threadpool_limits
 
-    from ...model.baselines import make_baseline
 
     start = time.perf_counter()
     with threadpool_limits(1), warnings.catch_warnings():
@@ -119,8 +118,6 @@ def compute_rate(model) -> float:
 
 def rate_samples(estimator, X, y, seeds) -> np.ndarray:
     """The compute rate of ``estimator`` refitted on bootstrap resamples of the rows (one per seed)."""
-    from sklearn.base import clone
-    from threadpoolctl import threadpool_limits
 
     out = []
     with threadpool_limits(1), warnings.catch_warnings():
@@ -137,8 +134,6 @@ def rate_samples(estimator, X, y, seeds) -> np.ndarray:
 def whatif_table(model, base, workers, coverage: float = COVERAGE):
     """:func:`perfkit.model.whatif.whatif` over the worker counts ``workers`` (integers), without its
     extrapolation warning (the table marks those rows; the chapter reads them)."""
-    from ...model.intervals import ExtrapolationWarning
-    from ...model.whatif import whatif
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ExtrapolationWarning)

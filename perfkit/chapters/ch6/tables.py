@@ -4,17 +4,19 @@
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 
+from ...model.metrics import mape, r2
+from ...report.tables import rounded, sig
+from ...report.uncertainty import METRICS, paired_bootstrap, percentile_interval
 from .claims import coverage_evidence
-from .params import DATASETS, EXTRAP, METHOD_LABELS, METHODS
+from .params import DATASETS, EXTRAP, METHODS, METHOD_LABELS
 from .results import Ch6Results, DatasetFit
 
 __all__ = ["heldout_table", "heldout_view", "candidates_table", "candidates_view", "formulas_table", "rates_table"]
 
 
 def _method_rows(f: DatasetFit) -> list:
-    from ...model.metrics import mape, r2
-    from ...report.uncertainty import METRICS, paired_bootstrap, percentile_interval
 
     ci = {m: percentile_interval(samples)
           for m, (_, samples) in paired_bootstrap(f.y_test, f.preds, METRICS["MAPE"]).items()}
@@ -43,7 +45,6 @@ def heldout_table(r: Ch6Results):
     """Table 6.1, tidy: per dataset and method the held-out MAPE with its 95 % paired-bootstrap interval, R², the
     share inside the 90 % intervals with its Clopper-Pearson interval, and Extra-P's rows; datasets in
     :data:`DATASETS` order, methods in :data:`METHODS` order, then Extra-P's."""
-    import pandas as pd
 
     fits = [r.fits[ds] for ds in r.datasets]
     table = pd.concat([pd.DataFrame([row for f in fits for row in _method_rows(f)]),
@@ -56,9 +57,7 @@ def heldout_table(r: Ch6Results):
 
 def heldout_view(table, datasets):
     """Table 6.1 for reading: one row per method, per dataset MAPE [95 % interval], R² and the 90 % coverage."""
-    import pandas as pd
 
-    from ...report.tables import sig
 
     out = {}
     for ds in datasets:
@@ -84,7 +83,6 @@ def heldout_view(table, datasets):
 
 def candidates_table(r: Ch6Results):
     """Table 6.2: every dataset's search candidates (without their fit times)."""
-    import pandas as pd
 
     parts = []
     for ds in r.datasets:
@@ -96,7 +94,6 @@ def candidates_table(r: Ch6Results):
 
 def candidates_view(table):
     """A search's candidates, best CV MAPE first, with the one-standard-error choice marked."""
-    from ...report.tables import rounded
 
     t = table.sort_values("cv_mape", kind="stable").copy()
     t["choice"] = np.where(t["chosen"], "chosen", np.where(t["within_1se"], "within 1 se", ""))
@@ -106,14 +103,12 @@ def candidates_view(table):
 
 def formulas_table(r: Ch6Results):
     """Table 6.3: the fitted formulas (auto-selected form, hybrid, thesis form) per dataset."""
-    import pandas as pd
 
     return pd.DataFrame([row for ds in r.datasets for row in r.fits[ds].formulas])
 
 
 def rates_table(r: Ch6Results):
     """Table 6.6: the hybrid form's rates on Chapters 4 and 5 (None when it was fitted on neither)."""
-    import pandas as pd
 
     rates = [r.fits[ds].rates for ds in ("ch4", "ch5") if ds in r.fits and r.fits[ds].rates is not None]
     return pd.concat(rates, ignore_index=True) if rates else None
