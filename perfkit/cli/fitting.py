@@ -14,7 +14,7 @@ import pandas as pd
 
 from .._io import check_output, read_csv
 from ..model.baselines import compare_models, make_baseline, train_test_split_frame
-from ..model.fitting import RepeatedFit, fit_repeated
+from ..model.fitting import RepeatedFit, fit_repeated, parameters_on_bounds
 from ..model.generic import ConstantColumnWarning, GenericPerformanceModel
 from ..model.intervals import ConformalRegressor, coverage_of, predictable_rows
 from ..model.roles import IgnoredColumnWarning
@@ -150,6 +150,11 @@ def fit_thesis_form(args, model, roles, X_tr, X_te, y_tr, y_te) -> None:
     print(f"fitting the generic model on {len(X_tr)} rows ({args.seeds} seeds, {args.method} engine); "
           f"{len(X_te)} rows held out", flush=True)
     rep = _fit_seeds(args, model, X_tr, y_tr)
+    on_bounds = parameters_on_bounds(rep.best)
+    if on_bounds:
+        print(f"perfkit: warning: {'; '.join(on_bounds)}: the fit is limited by the bounds of its parameters "
+              "(a, κ and C in [0, 1000] assume times in seconds: is the target in seconds?)", file=sys.stderr,
+              flush=True)
     best = _calibrate(args, rep.best, X_tr, y_tr) if args.calibrate else rep.best
 
     def report():

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 __all__ = ["RepeatedFit", "fit_repeated", "regularisation_sweep", "choose_lambda_cv", "DEFAULT_LAMBDAS", "check_n_jobs",
-           "run_parallel"]
+           "run_parallel", "parameters_on_bounds"]
 
 #: log grid of λ used by default (the thesis's Figures 4.15–4.17 span a log scale around 1e-3)
 DEFAULT_LAMBDAS = tuple(10.0 ** k for k in range(-6, 1))
@@ -310,3 +310,27 @@ def choose_lambda_cv(estimator, X, y, penalty="l2", lams=DEFAULT_LAMBDAS, cv=5, 
                         "mean_score": gs.cv_results_["mean_test_score"],
                         "std_score": gs.cv_results_["std_test_score"]})
     return float(gs.best_params_["lam"]), res
+
+
+def parameters_on_bounds(model, rtol: float = 1e-6) -> list[str]:
+    """The coefficients a, κ and C and the powers p, q of a fitted generic model that sit on an upper bound (or on
+    a lower bound above 0), each as ``"a[x] = 1000 (upper bound)"``; ``[]`` when none does.
+
+    A coefficient on the default upper bound 1000 usually means the target is not in the unit the bounds assume
+    (seconds): the fit then depends on that unit. A coefficient at 0 is a term switched off, not listed.
+    """
+    from .generic import DEFAULT_BOUNDS
+
+    bounds = {**DEFAULT_BOUNDS, **(model.bounds or {})}
+    out = []
+    for r in model.params_.itertuples():
+        symbols = {"numeric": ("a", "p"), "categorical": ("a",), "extrinsic": ("q",), "constant": ("C",)}[r.kind]
+        name = {"constant": "C"}.get(r.kind, r.term)
+        for sym in symbols:
+            v, (lo, hi) = float(getattr(r, sym)), bounds[sym]
+            label = sym if r.kind == "constant" else f"{sym}[{name}]"
+            if np.isclose(v, hi, rtol=rtol, atol=0.0):
+                out.append(f"{label} = {v:g} (upper bound)")
+            elif lo > 0 and np.isclose(v, lo, rtol=rtol, atol=0.0):
+                out.append(f"{label} = {v:g} (lower bound)")
+    return out
