@@ -19,7 +19,10 @@ import csv
 import errno
 import io
 import os
+import signal
 import socket
+import threading
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -287,7 +290,24 @@ class SampleLog:
         w = csv.DictWriter(buf, fieldnames=self.columns, extrasaction="raise", lineterminator="\n")
         for r in rows:
             w.writerow(dict(r, sample_id=sid, sample_rows=len(rows)))
-        append_bytes(self.path, buf.getvalue().encode("utf-8", errors="surrogateescape"))
-        self.done.add(sid)
-        self.rows[sid] = {k: ("" if v is None else str(v)) for k, v in dict(rows[0], sample_id=sid,
-                                                                            sample_rows=len(rows)).items()}
+        with _interrupts_deferred():  # a SIGINT/SIGTERM between the write and the bookkeeping would lose the count
+            append_bytes(self.path, buf.getvalue().encode("utf-8", errors="surrogateescape"))
+            self.done.add(sid)
+            self.rows[sid] = {k: ("" if v is None else str(v)) for k, v in dict(rows[0], sample_id=sid,
+                                                                                sample_rows=len(rows)).items()}
+
+
+@contextmanager
+def _interrupts_deferred():
+    """SIGINT and SIGTERM held back while the block runs (in the main thread, where Python handles them) and
+    delivered when it ends, so that a sample written to the log is also counted as done before an interrupt
+    stops the run."""
+    if not hasattr(signal, "pthread_sigmask") or threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    held = {signal.SIGINT, signal.SIGTERM}
+    old = signal.pthread_sigmask(signal.SIG_BLOCK, held)
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, old)
