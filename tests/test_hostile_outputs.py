@@ -22,16 +22,7 @@ from perfkit.cli import main
 from perfkit.schema import figures_dir as committed_figures
 from perfkit.schema import repo_root
 
-N = 40
-FIT = ["--target", "time", "--numeric", "x", "--categorical", "c", "--extrinsic", "g", "--seeds", "1"]
-
-
-def _data(n=N, seed=0):
-    rng = np.random.default_rng(seed)
-    X = pd.DataFrame({"x": rng.choice([1.0, 2.0, 4.0, 8.0, 16.0], n), "g": rng.choice([1.0, 2.0, 4.0], n),
-                      "c": rng.choice(["a", "b"], n)})
-    y = 0.01 * X["x"] ** 0.7 * X["g"] ** -0.5 + 0.001 + 0.002 * (X["c"] == "b")
-    return X, y.to_numpy()
+from tests.test_bad_inputs_model import FIT, _data
 
 
 @pytest.fixture

@@ -202,10 +202,14 @@ _DECODERS = {
     "tuple": lambda d: tuple(decode(v) for v in d["items"]),
     "dict": lambda d: {decode(k): decode(v) for k, v in d["items"]},
     "frame": _unframe,
-    "series": lambda d: __import__("pandas").Series(_uncolumn(d["values"]), index=_unindex(d["index"]),
-                                                   name=decode(d["name"])),
     "index": lambda d: _unindex(d["index"]),
 }
+
+
+def _decode_series(d):
+    import pandas as pd
+
+    return pd.Series(_uncolumn(d["values"]), index=_unindex(d["index"]), name=decode(d["name"]))
 
 
 def _decode_array(d):
@@ -230,7 +234,7 @@ def _decode_model(d):
     return model_from_doc(d["doc"])
 
 
-_DECODERS.update(array=_decode_array, dataclass=_decode_dataclass, model=_decode_model)
+_DECODERS.update(array=_decode_array, series=_decode_series, dataclass=_decode_dataclass, model=_decode_model)
 
 
 def decode(tree):

@@ -103,7 +103,8 @@ def _notes(r: Ch4Results, p: Params) -> list:
                if part.n_rows < p.n_fit + p.n_test else "") for part in r.parts]
 
 
-def _fill_tables(r: Ch4Results, p: Params, T: dict, V: dict) -> None:
+def _fill_tables(r: Ch4Results, p: Params, T: dict, V: dict) -> "pd.DataFrame":
+    """Every table and view of the chapter into ``T`` and ``V``; returns the λ sweep's coefficients (not saved)."""
     V["dataset"] = _tables.dataset_view(r, p.target)
     for key, table, name in (("DE", "4.2", "table4_2"), ("DE+L2", "4.3", "table4_3")):
         T[name] = _tables.side_by_side(r, key, table)
@@ -112,7 +113,7 @@ def _fill_tables(r: Ch4Results, p: Params, T: dict, V: dict) -> None:
     for name, table in _tables.scaling_tables(r).items():
         T[name], V[name] = table, _tables.scaling_view(table)
     T.update(_tables.baseline_tables(r))
-    T["lambda_sweep"], _ = _tables.lambda_sweep(r)
+    T["lambda_sweep"], coefficients = _tables.lambda_sweep(r)
     V["lambda_sweep"] = _tables.lambda_sweep_view(r)
     if r.epoch is not None:
         T["ext_epoch_extrapolation"], V["ext_epoch_extrapolation"] = r.epoch, _tables.epoch_view(r.epoch)
@@ -120,6 +121,7 @@ def _fill_tables(r: Ch4Results, p: Params, T: dict, V: dict) -> None:
         T["ext_paired_ratios"], V["ext_paired_ratios"] = r.paired, _tables.paired_view(r.paired)
         T["ext_pooled_vs_per_framework"] = r.pooled
         V["ext_pooled_vs_per_framework"] = _tables.pooled_view(r.pooled)
+    return coefficients
 
 
 def present(r: Ch4Results, res: ChapterResult) -> ChapterResult:
@@ -128,8 +130,7 @@ def present(r: Ch4Results, res: ChapterResult) -> ChapterResult:
     res.notes.extend(_notes(r, p))
     res.fits.update(r.fits_by_name())
     res.numbers.update(_numbers(r, p))
-    res.numbers["lambda_sweep_coefficients"] = _tables.lambda_sweep(r)[1]
-    _fill_tables(r, p, res.tables, res.views)
+    res.numbers["lambda_sweep_coefficients"] = _fill_tables(r, p, res.tables, res.views)
     res.figures.update(figures(r, p.lam_l2))
     res.tables["claims_ch4"] = _ledger(r)
     if len(r.parts) > 1:
