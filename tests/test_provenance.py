@@ -76,3 +76,23 @@ def test_benchmarks_record_the_numeric_environment(root, monkeypatch):
 
     m = machine_info(libraries=())
     assert KEYS <= set(m["numeric"]) and m["cpu"]
+
+
+def test_git_commit_of_a_copy_without_git_is_the_named_one(monkeypatch, tmp_path):
+    """A tree copied to another machine (no .git) records the commit its copier named, marked as such."""
+    from perfkit.measure import provenance
+
+    monkeypatch.setattr(provenance, "repo_root", lambda: tmp_path)
+    monkeypatch.setenv("GIT_CEILING_DIRECTORIES", str(tmp_path.parent))
+    monkeypatch.delenv("PERFKIT_SOURCE_COMMIT", raising=False)
+    assert provenance._git_commit() == ""
+    monkeypatch.setenv("PERFKIT_SOURCE_COMMIT", "abc1234")
+    assert provenance._git_commit() == "abc1234 (copy without .git; PERFKIT_SOURCE_COMMIT)"
+
+
+def test_git_commit_of_a_checkout_ignores_the_variable(monkeypatch):
+    from perfkit.measure import provenance
+
+    monkeypatch.setenv("PERFKIT_SOURCE_COMMIT", "abc1234")
+    got = provenance._git_commit()
+    assert got and "PERFKIT_SOURCE_COMMIT" not in got

@@ -61,15 +61,23 @@ def _gpus() -> list[str]:
 
 
 def _git_commit() -> str:
+    """The checkout's short commit (``+dirty`` with uncommitted changes to tracked files).
+
+    Where the code runs from a copy without ``.git`` (a machine the tree was copied to), the commit named in
+    ``PERFKIT_SOURCE_COMMIT`` by whoever copied it, marked as such; else an empty string.
+    """
+    given = os.environ.get("PERFKIT_SOURCE_COMMIT", "").strip()
     try:
         root = repo_root()
         out = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=root,
                              timeout=10)
         dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], capture_output=True,
                                text=True, cwd=root, timeout=10).stdout.strip()
-        return out.stdout.strip() + ("+dirty" if dirty else "") if out.returncode == 0 else ""
+        if out.returncode == 0:
+            return out.stdout.strip() + ("+dirty" if dirty else "")
     except (OSError, subprocess.TimeoutExpired):
-        return ""
+        pass
+    return f"{given} (copy without .git; PERFKIT_SOURCE_COMMIT)" if given else ""
 
 
 def machine_info(libraries=("numpy", "scipy", "pandas", "sklearn", "joblib", "torch")) -> dict:

@@ -1,5 +1,8 @@
 """The JAX adapter: one data-parallel worker of the measurement harness (XLA:CPU, ``jax.distributed``).
 
+With ``--device cuda`` (an interpreter whose jaxlib has the CUDA plugin, passed with ``--python``) one worker
+runs on one GPU; G > 1 on GPUs is refused (it would need NCCL collectives this adapter does not set up).
+
 Run one process per worker under the JAX environment, with the variables
 ``perfkit collect`` sets (``RANK``, ``WORLD_SIZE``, ``MASTER_ADDR``,
 ``MASTER_PORT``, ``PERFKIT_CONTROL_PORT``)::
@@ -41,8 +44,9 @@ JAX dispatches asynchronously):
           labels from the in-memory training set, convert to float32 in
           [0, 1] and int32 labels. (The NCHW → NHWC transposition of the whole
           training set is done once when a dataset is first used, untimed.)
-``t_h2d`` ``jax.device_put`` of images and labels to this worker's CPU device
-          (XLA:CPU may alias or copy the host buffer; that call's cost).
+``t_h2d`` ``jax.device_put`` of images and labels to this worker's device
+          (XLA:CPU may alias or copy the host buffer; that call's cost; with
+          ``--device cuda`` the copy to the GPU).
 ``t_f``   a jitted ``jax.vjp`` of the loss: the forward pass, the loss and the
           residuals the backward pass needs (returned as a ``VJP`` pytree).
 ``t_b``   the jitted backward: applying that VJP to the cotangent 1.0, which
@@ -95,8 +99,12 @@ jax = jnp = optax = None
 P = NamedSharding = Mesh = None
 
 
-def _import_jax(threads: int) -> bool:
-    """Set XLA:CPU's thread knobs, then import JAX; ``False`` when JAX was already imported (knobs too late)."""
+def _import_jax(threads: int, device: str = "cpu") -> bool:
+    """Set XLA:CPU's thread knobs, then import JAX; ``False`` when JAX was already imported (knobs too late).
+
+    With ``device="cuda"`` JAX runs on its CUDA platform and allocates GPU memory as it needs it (no
+    preallocation of most of the card); the CPU thread knobs are set all the same (they size the host pool).
+    """
     global jax, jnp, optax, P, NamedSharding, Mesh
     fresh = "jax" not in sys.modules
     if fresh:
@@ -104,13 +112,15 @@ def _import_jax(threads: int) -> bool:
         flags = os.environ.get("XLA_FLAGS", "")
         if int(threads) == 1 and "xla_cpu_multi_thread_eigen" not in flags:
             os.environ["XLA_FLAGS"] = (flags + " --xla_cpu_multi_thread_eigen=false").strip()
+        if device == "cuda":
+            os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")
     import jax as _jax
     import jax.numpy as _jnp
     import optax as _optax
     from jax.sharding import Mesh as _Mesh, NamedSharding as _NamedSharding, PartitionSpec as _P
 
     jax, jnp, optax, P, NamedSharding, Mesh = _jax, _jnp, _optax, _P, _NamedSharding, _Mesh
-    jax.config.update("jax_platforms", "cpu")
+    jax.config.update("jax_platforms", "cuda" if device == "cuda" else "cpu")
     return fresh
 
 
@@ -294,9 +304,19 @@ class JaxAdapter(ControlAdapter):
 
     def __init__(self, threads: int = 1, device: str = "cpu", data_root: str | None = None):
         super().__init__(threads=threads, device=device, data_root=data_root)
-        if device != "cpu":
-            raise ValueError(f"device: the jax environment has the CPU jaxlib only, got {device!r}")
-        self.knobs_applied = _import_jax(self.threads)
+        if device == "cuda" and self.world_size > 1:
+            raise ValueError(f"device: cuda runs one JAX worker (G = 1) on one GPU; got WORLD_SIZE={self.world_size} "
+                             "(several GPU processes would need NCCL collectives this adapter does not set up)")
+        self.knobs_applied = _import_jax(self.threads, device)
+        if device == "cuda":
+            try:
+                gpus = jax.devices("cuda")
+            except Exception as exc:  # JAX raises RuntimeError, or AssertionError when no platform initialised
+                raise RuntimeError(f"device: cuda requested but this JAX {jax.__version__} sees no CUDA device "
+                                   f"(the .envs/jax environment has the CPU jaxlib only; pass --python with an "
+                                   f"interpreter whose jaxlib has the CUDA plugin): {type(exc).__name__} {exc}") from None
+            if not gpus:
+                raise RuntimeError("device: cuda requested but JAX lists no CUDA device")
         if self.world_size > 1:
             jax.config.update("jax_cpu_collectives_implementation", "gloo")
             addr = os.environ.get("MASTER_ADDR", "127.0.0.1")
@@ -317,6 +337,7 @@ class JaxAdapter(ControlAdapter):
                          "numpy": np.__version__},
             "segments": SEGMENTS,
             "backend": "jax.distributed + gloo CPU collectives" if self.world_size > 1 else None,
+            "gpu": getattr(self.dev, "device_kind", None) if self.dev.platform != "cpu" else None,
             "collective": ("phased: shard_map lax.psum of the flattened gradients / G; overlapped: lax.pmean "
                            "inside one jitted shard_map train step") if self.world_size > 1 else None,
             "threads": int(os.environ.get("PJRT_NPROC", 0)) or None,
