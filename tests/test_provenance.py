@@ -87,12 +87,15 @@ def test_git_commit_of_a_copy_without_git_is_the_named_one(monkeypatch, tmp_path
     monkeypatch.delenv("PERFKIT_SOURCE_COMMIT", raising=False)
     assert provenance._git_commit() == ""
     monkeypatch.setenv("PERFKIT_SOURCE_COMMIT", "abc1234")
-    assert provenance._git_commit() == "abc1234 (copy without .git; PERFKIT_SOURCE_COMMIT)"
+    assert provenance._git_commit() == "abc1234 (PERFKIT_SOURCE_COMMIT; git here: none)"
 
 
-def test_git_commit_of_a_checkout_ignores_the_variable(monkeypatch):
+def test_git_commit_named_beside_what_git_says(monkeypatch):
+    """A copy whose .git is stale records the named commit first and git's view beside it."""
     from perfkit.measure import provenance
 
+    monkeypatch.delenv("PERFKIT_SOURCE_COMMIT", raising=False)
+    here = provenance._git_commit()
+    assert here and "PERFKIT_SOURCE_COMMIT" not in here
     monkeypatch.setenv("PERFKIT_SOURCE_COMMIT", "abc1234")
-    got = provenance._git_commit()
-    assert got and "PERFKIT_SOURCE_COMMIT" not in got
+    assert provenance._git_commit() == f"abc1234 (PERFKIT_SOURCE_COMMIT; git here: {here})"

@@ -61,12 +61,13 @@ def _gpus() -> list[str]:
 
 
 def _git_commit() -> str:
-    """The checkout's short commit (``+dirty`` with uncommitted changes to tracked files).
+    """The checkout's short commit (``+dirty`` with uncommitted changes to tracked files), or an empty string.
 
-    Where the code runs from a copy without ``.git`` (a machine the tree was copied to), the commit named in
-    ``PERFKIT_SOURCE_COMMIT`` by whoever copied it, marked as such; else an empty string.
+    Where ``PERFKIT_SOURCE_COMMIT`` is set (by whoever copied the tree to another machine, whose ``.git`` may be
+    absent or stale), that commit is recorded, marked as such, with what git reports there beside it.
     """
     given = os.environ.get("PERFKIT_SOURCE_COMMIT", "").strip()
+    here = ""
     try:
         root = repo_root()
         out = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=root,
@@ -74,10 +75,12 @@ def _git_commit() -> str:
         dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], capture_output=True,
                                text=True, cwd=root, timeout=10).stdout.strip()
         if out.returncode == 0:
-            return out.stdout.strip() + ("+dirty" if dirty else "")
+            here = out.stdout.strip() + ("+dirty" if dirty else "")
     except (OSError, subprocess.TimeoutExpired):
         pass
-    return f"{given} (copy without .git; PERFKIT_SOURCE_COMMIT)" if given else ""
+    if not given:
+        return here
+    return f"{given} (PERFKIT_SOURCE_COMMIT; git here: {here or 'none'})"
 
 
 def machine_info(libraries=("numpy", "scipy", "pandas", "sklearn", "joblib", "torch")) -> dict:
