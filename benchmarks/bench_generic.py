@@ -36,7 +36,7 @@ NOISE = 0.05
 
 
 def model(**kw):
-    return GenericPerformanceModel(NUMERIC, CATEGORICAL, EXTRINSIC, **kw)
+    return GenericPerformanceModel(NUMERIC, CATEGORICAL, EXTRINSIC, **{"scale": None, **kw})  # the thesis's units
 
 
 def data(n, seed=1, noise=NOISE):

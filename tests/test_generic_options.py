@@ -27,7 +27,10 @@ def _data(n=200, seed=0, noise=0.02):
 
 
 def _model(**kw):
+    """The thesis's fit in the data's units (``scale=None``): λ and the objective below are in those units
+    (tests/test_unit_free.py covers the unit-free default)."""
     kw.setdefault("maxiter", 30)
+    kw.setdefault("scale", None)
     return GenericPerformanceModel(**COLS, random_state=0, **kw)
 
 

@@ -49,7 +49,10 @@ def models(data):
 def files(tmp_path, models, data):
     X, y = data
     models["cv+"].save(tmp_path / "m.json")
-    GenericPerformanceModel(**ROLES, random_state=0).fit(X, y).save(tmp_path / "bare.json")
+    bare = json.loads(GenericPerformanceModel(**ROLES, random_state=0).fit(X, y).to_json())
+    bare["fitted"].pop("ranges")  # as written before every thesis fit kept its fitted ranges
+    (tmp_path / "bare.json").write_text(json.dumps(bare))
+    GenericPerformanceModel(**ROLES, random_state=0).fit(X, y).save(tmp_path / "plain.json")
     X.head(4).to_csv(tmp_path / "configs.csv", index=False)
     X.head(3).assign(gpus=[1.0, 1000.0, 0.5]).to_csv(tmp_path / "far.csv", index=False)
     pd.DataFrame([BASE]).to_csv(tmp_path / "base.csv", index=False)
@@ -119,9 +122,14 @@ def test_extrapolation_names_rows_and_columns(models, data):
 
 
 def test_extrapolation_of_a_model_without_fitted_ranges(data):
+    """An uncalibrated thesis fit flags by its own fitted ranges; a file written before models kept them cannot."""
     X, y = data
     bare = GenericPerformanceModel(**ROLES, random_state=0).fit(X, y)
-    assert extrapolation(bare, X.head(3)) == (None, "")
+    flags, message = extrapolation(bare, X.head(3))
+    assert not flags.any() and message == ""
+    doc = json.loads(bare.to_json())
+    del doc["fitted"]["ranges"]
+    assert extrapolation(GenericPerformanceModel.from_json(json.dumps(doc)), X.head(3)) == (None, "")
 
 
 def test_extrapolation_of_a_missing_column_names_it(models, data):
@@ -158,8 +166,14 @@ def test_cli_predict_inside_the_data_is_quiet(capsys, files):
 
 def test_cli_predict_says_when_a_model_cannot_flag(capsys, files):
     r = _run(capsys, "predict", files / "bare.json", files / "configs.csv")
-    assert r.code == 0 and "kept no fitted ranges" in r.err and "--calibrate" in r.err, r.err
+    assert r.code == 0 and "kept no fitted ranges" in r.err and "refit it" in r.err, r.err
     assert "extrapolated" not in r.out.splitlines()[0]
+
+
+def test_cli_predict_flags_an_uncalibrated_thesis_fit(capsys, files):
+    r = _run(capsys, "predict", files / "plain.json", files / "far.csv")
+    assert r.code == 0 and "lie outside the fitted data" in r.err, r.err
+    assert "extrapolated" in r.out.splitlines()[0]
 
 
 # ------------------------------------------------------------------------------ whatif

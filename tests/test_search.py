@@ -253,7 +253,7 @@ def test_cli_fit_auto_prints_the_candidates(capsys, csvs):
 @pytest.mark.parametrize("args, match", [
     (["--form", "hybrid"], r"--form hybrid needs --network"),
     (["--form", "auto", "--network", "vgg"], r"--network: expected one of"),
-    (["--form", "loglinear", "--penalty", "l2"], r"--penalty/--lam/--method/--coding belong to --form thesis"),
+    (["--form", "loglinear", "--penalty", "l2"], r"--penalty/--lam/--method/--coding/--scale belong to --form thesis"),
     (["--form", "auto", "--cv", "1"], r"--cv: expected an integer >= 2"),
     (["--form", "hybrid", "--network", "lenet5", "--fixed", "stride"], r"--fixed: expected key=value pairs"),
     (["--form", "auto", "--intervals", "split"], r"--intervals split: the form search calibrates from its own folds"),

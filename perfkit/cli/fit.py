@@ -36,6 +36,10 @@ def add_arguments(parser) -> None:
     parser.add_argument("--method", choices=list(ENGINE_NAMES), default=DEFAULT_METHOD, help="fitting engine")
     parser.add_argument("--coding", choices=list(CODINGS), default=DEFAULT_CODING,
                         help="categorical coding")
+    parser.add_argument("--scale", choices=["data", "none"], default="data",
+                        help="data (default): fit unit-free, the times and columns divided by their medians, so any "
+                             "time unit gives the same fit; none: the thesis's convention, the bounds of a, κ, C "
+                             "[0, 1000] and --lam in the target's units (seconds)")
     parser.add_argument("--jobs", type=int, default=-1,
                         help="parallel fits and forest trees (joblib n_jobs; default -1: every core; every fit is "
                              "seeded, so the results do not depend on it)")

@@ -80,8 +80,8 @@ def check_form_flags(args) -> None:
     if args.form == "hybrid" and args.network is None:
         raise ValueError("--form hybrid needs --network (the network whose costs the form uses), e.g. --network lenet5")
     if args.form != DEFAULT_FORM and (args.penalty != DEFAULT_PENALTY or args.method != DEFAULT_METHOD
-                                      or args.coding != DEFAULT_CODING):
-        raise ValueError(f"--penalty/--lam/--method/--coding belong to --form thesis, not --form {args.form}")
+                                      or args.coding != DEFAULT_CODING or getattr(args, "scale", "data") != "data"):
+        raise ValueError(f"--penalty/--lam/--method/--coding/--scale belong to --form thesis, not --form {args.form}")
     if args.form == AUTO and args.intervals == "split":
         raise ValueError("--intervals split: the form search calibrates from its own folds; use studentized or cv+")
 

@@ -55,7 +55,8 @@ def prepare(args):
         if args.target in cols:
             raise ValueError(f"column {args.target!r} is the --target and cannot also be --{role}")
     penalty = None if args.penalty == DEFAULT_PENALTY else args.penalty
-    model = GenericPerformanceModel(**roles, penalty=penalty, lam=args.lam, method=args.method, coding=args.coding)
+    model = GenericPerformanceModel(**roles, penalty=penalty, lam=args.lam, method=args.method, coding=args.coding,
+                                    scale=None if args.scale == "none" else args.scale)
     model.check_settings()  # the column roles, before any work
     fixed = pairs(args.fixed, "--fixed")
     check_form_flags(args)
@@ -152,9 +153,10 @@ def fit_thesis_form(args, model, roles, X_tr, X_te, y_tr, y_te) -> None:
     rep = _fit_seeds(args, model, X_tr, y_tr)
     on_bounds = parameters_on_bounds(rep.best)
     if on_bounds:
+        why = ("a, κ and C in [0, 1000] assume times in seconds with --scale none: is the target in seconds?"
+               if rep.best.scales_ is None else "a, κ and C in [0, 1000] times the median time; q and p in [-5, 5]")
         print(f"perfkit: warning: {'; '.join(on_bounds)}: the fit is limited by the bounds of its parameters "
-              "(a, κ and C in [0, 1000] assume times in seconds: is the target in seconds?)", file=sys.stderr,
-              flush=True)
+              f"({why})", file=sys.stderr, flush=True)
     best = _calibrate(args, rep.best, X_tr, y_tr) if args.calibrate else rep.best
 
     def report():

@@ -56,8 +56,8 @@ def run(args, argv=None) -> None:
             out, flags, outside = df.assign(**{c: iv[c].to_numpy() for c in iv.columns}), iv["extrapolated"], ""
     print_warnings(caught)
     if flags is None:
-        print(f"perfkit: warning: {args.model} kept no fitted ranges (saved without calibration): rows outside "
-              "the data it was fitted on cannot be flagged; refit with --calibrate to have them flagged",
+        print(f"perfkit: warning: {args.model} kept no fitted ranges (written by an earlier perfkit): rows outside "
+              "the data it was fitted on cannot be flagged; refit it to have them flagged",
               file=sys.stderr, flush=True)
     if outside:
         print(f"perfkit: warning: {outside}: their predictions are extrapolations", file=sys.stderr, flush=True)

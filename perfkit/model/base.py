@@ -49,6 +49,11 @@ class RowCapabilities:
         seen in fit: all True unless a form has rates or terms for only some combinations of levels."""
         return np.ones(len(X), dtype=bool)
 
+    def fitted_ranges(self) -> dict | None:
+        """``{column: (min, max)}`` of the numeric and extrinsic columns in fit, for a form that keeps them (what
+        ``perfkit predict`` flags an extrapolation by); None for one that does not."""
+        return None
+
 
 def leverage_of_model(model, X) -> np.ndarray:
     """``model.leverage(X)`` for a model with ``has_leverage``, checked finite and >= 0; zeros for any other

@@ -60,7 +60,8 @@ FORMAT = "perfkit.fitcache"
 VERSION = 1
 #: the source files, beside this module, whose bytes make the engine fingerprint in every key
 ENGINE_FILES = ("engines.py", "problem.py", "search_cost.py", "screening.py", "hops.py", "canonical.py", "newton.py",
-                "_kernels.py", "kernel_rows.py", "generic.py", "validation.py", "roles.py", "persist.py", "base.py")
+                "_kernels.py", "kernel_rows.py", "generic.py", "validation.py", "roles.py", "persist.py", "base.py",
+                "generic_checks.py", "unitscale.py", "ranges.py")
 
 
 class _NotCacheable(Exception):

@@ -316,21 +316,25 @@ def parameters_on_bounds(model, rtol: float = 1e-6) -> list[str]:
     """The coefficients a, κ and C and the powers p, q of a fitted generic model that sit on an upper bound (or on
     a lower bound above 0), each as ``"a[x] = 1000 (upper bound)"``; ``[]`` when none does.
 
-    A coefficient on the default upper bound 1000 usually means the target is not in the unit the bounds assume
-    (seconds): the fit then depends on that unit. A coefficient at 0 is a term switched off, not listed.
+    The coefficients are compared in the space their bounds apply to: dimensionless for a unit-free fit
+    (``scale="data"``), the data's units otherwise. A coefficient on the default upper bound 1000 of a fit in the
+    data's units usually means the target is not in the unit the bounds assume (seconds). A coefficient at 0 is a
+    term switched off, not listed.
     """
-    from .generic import DEFAULT_BOUNDS
+    from .generic_checks import DEFAULT_BOUNDS
+    from .unitscale import scaled_coefficients
 
     bounds = {**DEFAULT_BOUNDS, **(model.bounds or {})}
+    coef = scaled_coefficients(model.coef_, model.powers_, getattr(model, "scales_", None), model.numeric_,
+                               model.extrinsic_)
+    values = [(name, "C" if name == "C" else "a", v) for name, v in zip(model.linear_names_, coef)]
+    values += [(name, name[0], v) for name, v in zip(model.power_names_, model.powers_)]
     out = []
-    for r in model.params_.itertuples():
-        symbols = {"numeric": ("a", "p"), "categorical": ("a",), "extrinsic": ("q",), "constant": ("C",)}[r.kind]
-        name = {"constant": "C"}.get(r.kind, r.term)
-        for sym in symbols:
-            v, (lo, hi) = float(getattr(r, sym)), bounds[sym]
-            label = sym if r.kind == "constant" else f"{sym}[{name}]"
-            if np.isclose(v, hi, rtol=rtol, atol=0.0):
-                out.append(f"{label} = {v:g} (upper bound)")
-            elif lo > 0 and np.isclose(v, lo, rtol=rtol, atol=0.0):
-                out.append(f"{label} = {v:g} (lower bound)")
+    for name, sym, v in values:
+        lo, hi = bounds[sym]
+        label = name.replace("k[", "a[", 1) if name.startswith("k[") else name
+        if np.isclose(v, hi, rtol=rtol, atol=0.0):
+            out.append(f"{label} = {v:g} (upper bound)")
+        elif lo > 0 and np.isclose(v, lo, rtol=rtol, atol=0.0):
+            out.append(f"{label} = {v:g} (lower bound)")
     return out

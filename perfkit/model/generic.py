@@ -59,7 +59,10 @@ from threadpoolctl import threadpool_limits
 from .._checks import check_int
 from .base import PerformanceForm
 from .engines import ENGINES, SEARCH_DEFAULTS, Problem, check_engine_args, design, objective
-from .persist import is_finite, is_number, json_tree, jsonable
+from .persist import json_tree, jsonable
+from .generic_checks import DEFAULT_BOUNDS, check_bounds, check_random_state, check_saved_values
+from .ranges import check_saved_ranges, column_ranges
+from .unitscale import SCALES, check_scales, data_scales, scale_logs, to_data_units
 from .roles import (ConstantColumnWarning, constant_columns, levels_seen, record_roles, role_lists,
                     warn_constant_columns)
 from .validation import check_number, validate_frame, validate_target
@@ -71,8 +74,6 @@ __all__ = ["GenericPerformanceModel", "ConstantColumnWarning", "DEFAULT_BOUNDS",
 JSON_FORMAT = "perfkit.GenericPerformanceModel"
 JSON_VERSION = 1
 
-#: default parameter bounds (thesis §4.1.1): a, κ and C in [0, 1000]; p and q in [-5, 5]
-DEFAULT_BOUNDS = {"a": (0.0, 1000.0), "C": (0.0, 1000.0), "p": (-5.0, 5.0), "q": (-5.0, 5.0)}
 METHODS = tuple(ENGINES)
 #: the penalties of the fit (``penalty``), and the codings of categorical columns (``coding``)
 PENALTIES = (None, "l1", "l2")
@@ -117,6 +118,13 @@ class GenericPerformanceModel(PerformanceForm):
         Bounds per kind: keys "a" (coefficients and categorical constants),
         "p", "q", "C", each a (lower, upper) pair of finite numbers with
         lower < upper; missing keys take :data:`DEFAULT_BOUNDS`.
+    scale : {"data", None}, default "data"
+        "data": fit unit-free (:mod:`perfkit.model.unitscale`): the times and
+        every numeric and extrinsic column are divided by their medians, the
+        bounds of a, κ, C and the penalty apply to those dimensionless
+        parameters, and the fitted coefficients are written back in the data's
+        units; the same data in other units gives the same fit, scaled. None:
+        the thesis's convention, bounds and λ in the target's units (seconds).
     method : {"varpro", "thesis"}
         Fitting engine (see module docstring).
     coding : {"thesis", "reference"}
@@ -159,7 +167,14 @@ class GenericPerformanceModel(PerformanceForm):
         Powers (p, q) in the order of ``power_names_``.
     objective_ : float
         Final value of the cost on the training data: MAE (``loss="absolute"``) or
-        mean relative error (``loss="relative"``) plus the penalty.
+        mean relative error (``loss="relative"``) plus the penalty, of the
+        problem solved (with ``scale="data"`` the times divided by
+        ``scales_["target"]``).
+    scales_ : dict or None
+        ``{"target": median time, "columns": {column: median}}`` of a unit-free
+        fit; None for a fit in the data's units (``scale=None``).
+    ranges_ : dict
+        ``{column: (min, max)}`` of the numeric and extrinsic columns in fit.
     n_iter_ : int
         Generations of differential evolution.
     history_ : list of float
@@ -183,9 +198,9 @@ class GenericPerformanceModel(PerformanceForm):
     json_format = JSON_FORMAT
     json_version = JSON_VERSION
     fitted_keys = _FITTED_KEYS
-    optional_fitted_keys = ("constant_columns", "converged")
+    optional_fitted_keys = ("constant_columns", "converged", "scales", "ranges")
     #: constructor parameters that a model JSON may lack (added after version 1 was defined): their defaults are used
-    optional_settings = ("lam_powers", "loss")
+    optional_settings = ("lam_powers", "loss", "scale")
     fitted_attribute = "coef_"
 
     def __init__(
@@ -206,6 +221,7 @@ class GenericPerformanceModel(PerformanceForm):
         search_rows=SEARCH_DEFAULTS["search_rows"],
         lam_powers=None,
         loss="absolute",
+        scale="data",
     ):
         self.numeric = numeric
         self.categorical = categorical
@@ -223,6 +239,7 @@ class GenericPerformanceModel(PerformanceForm):
         self.search_rows = search_rows
         self.lam_powers = lam_powers
         self.loss = loss
+        self.scale = scale
 
 
     # ------------------------------------------------------------------ setup
@@ -250,10 +267,13 @@ class GenericPerformanceModel(PerformanceForm):
             raise ValueError(f"loss: expected one of {LOSSES}, got {self.loss!r}")
         if self.method not in METHODS:
             raise ValueError(f"method: expected one of {METHODS}, got {self.method!r}")
+        if not any(self.scale is v or (isinstance(self.scale, str) and self.scale == v) for v in SCALES):
+            raise ValueError(f"scale: expected 'data' (fit unit-free) or None (the thesis: bounds and λ in the "
+                             f"target's units), got {self.scale!r}")
         if self.coding not in CODINGS:
             raise ValueError(f"coding: expected 'thesis' or 'reference', got {self.coding!r}")
-        bounds = _check_bounds(self.bounds)
-        _check_random_state(self.random_state)
+        bounds = check_bounds(self.bounds)
+        check_random_state(self.random_state)
         check_engine_args(self.maxiter, self.popsize, self.tol, self.irls_iter, self.search_rows)
         if not (num or cat):
             raise ValueError("the model needs at least one intrinsic column (numeric or categorical)")
@@ -324,9 +344,14 @@ class GenericPerformanceModel(PerformanceForm):
         if constant:
             warn_constant_columns(constant, num, ext)
         self.constant_columns_ = constant
+        self.ranges_ = column_ranges(X, [*num, *ext])
+        log_i, log_e, onehot = self._encode(X, num, cat, ext)
+        scales = data_scales(X, y, num, ext) if self.scale == "data" else None
+        if scales is not None:  # the dimensionless problem (perfkit.model.unitscale)
+            y = y / scales["target"]
+            log_i, log_e = scale_logs(log_i, log_e, scales, num, ext)
         weights = None if loss == "absolute" else 1.0 / y  # relative error: every row's residual weighted by 1/y
-        problem = Problem(*self._encode(X, num, cat, ext), y, (lo, hi), pow_bounds, self.penalty, lam, lam_powers,
-                          weights)
+        problem = Problem(log_i, log_e, onehot, y, (lo, hi), pow_bounds, self.penalty, lam, lam_powers, weights)
         start = time.perf_counter()
         # one BLAS thread: the matrices are small (threads only add overhead and contention with joblib
         # workers), and a result that depends on the thread count would be one more machine dependence
@@ -335,7 +360,7 @@ class GenericPerformanceModel(PerformanceForm):
                                          popsize=self.popsize, tol=self.tol, irls_iter=self.irls_iter,
                                          search_rows=self.search_rows)
         self.fit_time_ = time.perf_counter() - start
-        self._record(found, problem, y, lam, lam_powers, weights)
+        self._record(found, problem, y, lam, lam_powers, weights, scales)
         return self
 
     def _name_parameters(self, n_rows: int) -> None:
@@ -356,13 +381,17 @@ class GenericPerformanceModel(PerformanceForm):
         if n_rows < n_params:
             raise ValueError(f"X: {n_rows} rows are fewer than the {n_params} parameters of the model")
 
-    def _record(self, found, problem, y, lam, lam_powers, weights) -> None:
-        """The fitted attributes from an engine's result; ``ValueError`` when they are not finite."""
+    def _record(self, found, problem, y, lam, lam_powers, weights, scales) -> None:
+        """The fitted attributes from an engine's result (the coefficients in the data's units; the objective
+        that of the problem solved); ``ValueError`` when they are not finite."""
         self.coef_ = np.asarray(found.lin, dtype=float)
         self.powers_ = np.asarray(found.powers, dtype=float)
         with np.errstate(over="ignore", invalid="ignore"):
             self.objective_ = float(objective(self.coef_[None], self.powers_[None], problem.design(self.powers_), y,
                                               self.penalty, lam, lam_powers, weights)[0])
+            if scales is not None:
+                self.coef_ = to_data_units(self.coef_, self.powers_, scales, self.numeric_, self.extrinsic_)
+        self.scales_ = scales
         self.n_iter_ = int(found.n_iter)
         self.history_ = found.history
         self.converged_ = found.converged
@@ -395,6 +424,12 @@ class GenericPerformanceModel(PerformanceForm):
             raise ValueError(f"X: the prediction for row {row!r} is not finite ({pred[pos]}): its column values are "
                              "too large for the fitted powers")
         return pred
+
+    def fitted_ranges(self) -> dict | None:
+        """``{column: (min, max)}`` of the numeric and extrinsic columns in fit (None for a file written before
+        models kept them)."""
+        self._check_fitted()
+        return self.ranges_
 
     # --------------------------------------------------------------- reports
     @property
@@ -438,12 +473,13 @@ class GenericPerformanceModel(PerformanceForm):
         def g(v):
             return f"{v:.{d}g}"
 
-        inner = [f"{g(r.a)}·{r.column}^{g(r.p)}" for r in t[t["kind"] == "numeric"].itertuples() if abs(r.a) >= TINY]
-        inner += [f"{g(r.a)}·[{r.term}]" for r in t[t["kind"] == "categorical"].itertuples() if abs(r.a) >= TINY]
+        tiny = TINY * (1.0 if self.scales_ is None else self.scales_["target"])
+        inner = [f"{g(r.a)}·{r.column}^{g(r.p)}" for r in t[t["kind"] == "numeric"].itertuples() if abs(r.a) >= tiny]
+        inner += [f"{g(r.a)}·[{r.term}]" for r in t[t["kind"] == "categorical"].itertuples() if abs(r.a) >= tiny]
         outer = [f"{r.column}^{g(r.q)}" for r in t[t["kind"] == "extrinsic"].itertuples()]
         c = float(t.loc[t["kind"] == "constant", "C"].iloc[0])
         return ("t = (" + " + ".join(inner or ["0"]) + ")" + "".join(f" · {o}" for o in outer)
-                + (f" + {g(c)}" if abs(c) >= TINY else ""))
+                + (f" + {g(c)}" if abs(c) >= tiny else ""))
 
     def summary(self) -> str:
         """A printable report: the form, the settings of the fit, its objective, the formula and :attr:`params_`."""
@@ -457,7 +493,8 @@ class GenericPerformanceModel(PerformanceForm):
             "GenericPerformanceModel (eq. 4.4): t = (Σ a·I^p + Σ κ[c=ℓ]) · Π E^q + C",
             f"  columns: numeric {self.numeric_}, categorical {self.categorical_}, extrinsic {self.extrinsic_}",
             f"  fit: {self.method} engine, {self.loss} error, penalty {penalty}, {self.coding} coding; "
-            f"{self.n_parameters_} parameters",
+            f"{self.n_parameters_} parameters; " + ("in the data's units (bounds and λ too)" if self.scales_ is None
+                                                    else f"unit-free (target / {self.scales_['target']:.4g})"),
             f"  objective {self.objective_:.6g} after {self.n_iter_} generations{converged}; "
             f"fit {self.fit_time_:.2f} s",
         ]
@@ -495,6 +532,8 @@ class GenericPerformanceModel(PerformanceForm):
             "history": [float(v) for v in self.history_],
             "constant_columns": {c: jsonable(v) for c, v in self.constant_columns_.items()},
             "converged": self.converged_,
+            "scales": self.scales_,
+            "ranges": {c: [lo, hi] for c, (lo, hi) in self.ranges_.items()},
         }
 
     @classmethod
@@ -529,64 +568,20 @@ class GenericPerformanceModel(PerformanceForm):
         model.linear_names_, model.power_names_ = list(linear_names), list(power_names)
         model.coef_ = np.asarray(reader.numbers("coef", n_lin), dtype=float)
         model.powers_ = np.asarray(reader.numbers("powers", len(power_names)), dtype=float)
-        _check_saved_values(reader, checked[4], model.coef_, model.powers_, len(num))
+        check_saved_values(reader, checked[4], model.coef_, model.powers_, len(num))
         model.objective_, model.n_iter_ = reader.number("objective"), int(reader.count("n_iter"))
         model.fit_time_ = reader.number("fit_time", minimum=0)
         model.history_ = [float(v) for v in reader.numbers("history", finite=False)]
         model.constant_columns_ = reader.constant_columns(num + cat + ext)
         model.converged_ = converged
+        model.scales_ = check_scales(reader.get("scales"), num, ext, reader.fail)
+        if model.scales_ is not None and model.scale is None:
+            raise reader.fail("fitted.scales: given, but settings.scale is null (a fit in the data's units has none)")
+        model.ranges_ = check_saved_ranges(reader.get("ranges"), num + ext, reader.fail)
+        if model.scales_ is None:  # fitted in the data's units (files written before unit-free fitting too)
+            model.scale = None
         return model
-
-
-def _check_saved_values(reader, bounds, coef, powers, n_numeric) -> None:
-    """The relations a fit keeps between a saved model's values and its ``bounds``: every power within its bound
-    (``p`` numeric, ``q`` extrinsic; 0 for a constant column), and a coefficient never negative where its lower
-    bound is not (``a`` and the level constants, then ``C``): a fit never leaves them, whatever the units of the
-    data, so a file that does was edited."""
-    for j, v in enumerate(powers):
-        lo, hi = bounds["p" if j < n_numeric else "q"]
-        if v != 0 and not lo - 1e-9 * (1 + abs(lo)) <= v <= hi + 1e-9 * (1 + abs(hi)):
-            raise reader.fail(f"fitted.powers[{j}]: {v:g} is outside its bound [{lo:g}, {hi:g}]")
-    for j, v in enumerate(coef):
-        key = "C" if j == len(coef) - 1 else "a"
-        if bounds[key][0] >= 0 and v < 0:
-            raise reader.fail(f"fitted.coef[{j}]: {v:g} is negative, but its bound {key} is "
-                              f"[{bounds[key][0]:g}, {bounds[key][1]:g}]")
 
 
 #: the warning of constant columns (:func:`perfkit.model.roles.warn_constant_columns`), by its earlier name
 _warn_constant = warn_constant_columns
-
-
-def _check_bounds(value) -> dict:
-    """``bounds`` merged over :data:`DEFAULT_BOUNDS`; one clear ``ValueError`` naming the bad entry."""
-    from collections.abc import Mapping
-
-    bounds = dict(DEFAULT_BOUNDS)
-    if value is None:
-        return bounds
-    if not isinstance(value, Mapping):
-        raise ValueError(f"bounds: expected a dict such as {{'p': (-5, 5)}} with keys a, p, q, C, got {value!r}")
-    for key, val in value.items():
-        if key not in DEFAULT_BOUNDS:
-            raise ValueError(f"bounds: unknown key {key!r}; use a, p, q, C")
-        pair = list(val) if isinstance(val, (list, tuple, np.ndarray)) else None
-        if pair is None or len(pair) != 2 or not all(is_number(v) for v in pair):
-            raise ValueError(f"bounds[{key!r}]: expected a (lower, upper) pair of numbers, got {val!r}")
-        if not all(is_finite(v) for v in pair):
-            raise ValueError(f"bounds[{key!r}]: expected finite numbers, got {val!r}")
-        lo, hi = (float(v) for v in pair)
-        if not lo < hi:
-            raise ValueError(f"bounds[{key!r}]: lower {lo} must be below upper {hi}")
-        bounds[key] = (lo, hi)
-    return bounds
-
-
-def _check_random_state(value) -> None:
-    """None, an integer >= 0, or a NumPy Generator / RandomState / SeedSequence / BitGenerator."""
-    if value is None or isinstance(value, (np.random.Generator, np.random.RandomState, np.random.SeedSequence,
-                                           np.random.BitGenerator)):
-        return
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)) or value < 0:
-        raise ValueError(f"random_state: expected None, an integer >= 0 or a numpy Generator/RandomState, "
-                         f"got {value!r}")

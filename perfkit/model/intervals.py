@@ -53,6 +53,7 @@ from .base import PerformanceForm, RowCapabilities, leverage_of_model, predictab
 from .baselines import FrameValidator
 from .leverage import leverage_basis, leverage_of
 from .persist import SavedModel, is_finite, jsonable, leverage_from_doc, model_from_doc
+from .ranges import column_ranges, outside_fitted
 from .validation import column_list, missing_column_error, numeric_column, validate_target
 
 __all__ = ["ConformalRegressor", "ExtrapolationWarning", "coverage_of", "extrapolation", "seen_rows",
@@ -240,12 +241,7 @@ class ConformalRegressor(RowCapabilities, SavedModel, RegressorMixin, BaseEstima
     def _record_ranges(self, X):
         """Fitted min–max of the numeric columns and levels of the categorical ones (the extrapolation guard)."""
         num, cat = self._roles(X)
-        self.ranges_ = {}
-        for c in num:
-            if c not in X.columns:
-                raise missing_column_error(X, c, "numeric")
-            v = numeric_column(X, c, "numeric")
-            self.ranges_[c] = (float(v.min()), float(v.max()))
+        self.ranges_ = column_ranges(X, num)
         for c in cat:
             if c not in X.columns:
                 raise missing_column_error(X, c, "categorical")
@@ -400,33 +396,7 @@ class ConformalRegressor(RowCapabilities, SavedModel, RegressorMixin, BaseEstima
     def _extrapolation(self, X):
         """(flags, message): the Boolean Series of :meth:`extrapolated` and "k of n rows lie outside the fitted data
         (column: what)", or "" when no row does."""
-        import pandas as pd
-
-        if not isinstance(X, pd.DataFrame):
-            raise ValueError(f"X: expected a pandas DataFrame, got {type(X).__name__}")
-        flags = np.zeros(len(X), dtype=bool)
-        faults = []
-        for c, (lo, hi) in self.ranges_.items():
-            if c not in X.columns:
-                raise missing_column_error(X, c, "numeric")
-            v = numeric_column(X, c, "numeric")
-            below, above = v < lo, v > hi
-            if below.any() or above.any():
-                flags |= below | above
-                what = [f"{int(m.sum())} below the fitted min {lo:g}" for m in (below,) if m.any()] + \
-                       [f"{int(m.sum())} above the fitted max {hi:g}" for m in (above,) if m.any()]
-                faults.append(f"{c!r}: " + ", ".join(what))
-        for c, known in self.levels_.items():
-            if c not in X.columns:
-                raise missing_column_error(X, c, "categorical")
-            unseen = ~X[c].isin(known).to_numpy()
-            if unseen.any():
-                flags |= unseen
-                new = list(dict.fromkeys(X[c].to_numpy()[unseen].tolist()))
-                faults.append(f"{c!r}: unseen level{'s' if len(new) > 1 else ''} "
-                              + ", ".join(repr(v) for v in new[:5]) + (" ..." if len(new) > 5 else ""))
-        message = f"{int(flags.sum())} of {len(X)} rows lie outside the fitted data ({'; '.join(faults)})"
-        return pd.Series(flags, index=X.index, name="extrapolated"), message if faults else ""
+        return outside_fitted(X, self.ranges_, self.levels_)
 
     def extrapolated(self, X):
         """Boolean Series (index of ``X``): the row has a numeric/extrinsic value outside the fitted
@@ -526,17 +496,21 @@ class ConformalRegressor(RowCapabilities, SavedModel, RegressorMixin, BaseEstima
 def extrapolation(model, X):
     """Which rows of ``X`` lie outside the data ``model`` was fitted on, and a line that says how many and where.
 
-    ``model``: a fitted :class:`ConformalRegressor`, or anything holding one as ``model_`` (a
-    :class:`~perfkit.model.search.FormSearch`). Returns ``(flags, message)``: the Boolean Series of
-    :meth:`ConformalRegressor.extrapolated` and e.g. ``"2 of 9 rows lie outside the fitted data ('gpus': 2 above
-    the fitted max 8)"`` ("" when no row does); ``(None, "")`` for a model that kept no fitted ranges (a form
-    saved without calibration). Raises ``ValueError`` when ``X`` lacks a column of the model.
+    ``model``: a fitted :class:`ConformalRegressor`, anything holding one as ``model_`` (a
+    :class:`~perfkit.model.search.FormSearch`), or a form that keeps its fitted ranges
+    (:meth:`~perfkit.model.base.RowCapabilities.fitted_ranges`, e.g. the thesis form). Returns ``(flags, message)``:
+    the Boolean Series of the rows outside and e.g. ``"2 of 9 rows lie outside the fitted data ('gpus': 2 above
+    the fitted max 8)"`` ("" when no row does); ``(None, "")`` for a model that kept no fitted ranges. Raises
+    ``ValueError`` when ``X`` lacks a column of the model.
     """
     inner = getattr(model, "model_", model)
-    if not isinstance(inner, ConformalRegressor):
+    if isinstance(inner, ConformalRegressor):
+        inner._check_fitted()
+        return inner._extrapolation(X)
+    ranges = inner.fitted_ranges() if isinstance(inner, RowCapabilities) else None
+    if ranges is None:
         return None, ""
-    inner._check_fitted()
-    return inner._extrapolation(X)
+    return outside_fitted(X, ranges)
 
 
 def seen_rows(X_train, X_test, categorical) -> np.ndarray:

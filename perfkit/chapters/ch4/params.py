@@ -148,5 +148,10 @@ def check_params(**params) -> Params:
 
 
 def make_model(roles="ch4", **kwargs):
-    """A :class:`~perfkit.model.GenericPerformanceModel` with the column roles of a file kind (:data:`perfkit.schema.ROLES`)."""
+    """A :class:`~perfkit.model.GenericPerformanceModel` with the column roles of a file kind (:data:`perfkit.schema.ROLES`).
+
+    It fits in the data's units (``scale=None`` unless ``kwargs`` say otherwise): the thesis states its bounds
+    [0, 1000] and its λ for times in seconds, and the chapters reproduce that fit.
+    """
+    kwargs.setdefault("scale", None)
     return GenericPerformanceModel(**(ROLES[roles] if isinstance(roles, str) else roles), **kwargs)

@@ -59,7 +59,7 @@ def _search(s, p: Params, notes: list, timings: list):
         warnings.simplefilter("ignore")
         search = search_forms(s.X_fit, s.y_fit, **s.roles, forms=forms, network=s.network, cv=p.folds,
                               random_state=0, n_jobs=p.n_jobs, progress=p.progress,
-                              options={"hybrid": {"fixed": s.fixed}} if s.fixed else None)
+                              options={"thesis": {"scale": None}, **({"hybrid": {"fixed": s.fixed}} if s.fixed else {})})
     covered = predictable_rows(search.estimator_, s.X_fit, s.X_test, s.roles["categorical"])
     if not covered.all():
         lost = int((~covered).sum())

@@ -29,7 +29,7 @@ def interpretable(method: str, s: Split, p: Params):
         kw = dict(THESIS_SEARCH) if p.quick else {}
         if method == "thesis_rel":
             kw["loss"] = "relative"
-        return GenericPerformanceModel(**s.roles, random_state=0, **kw)
+        return GenericPerformanceModel(**s.roles, random_state=0, scale=None, **kw)  # as Chapter 4 fits it
     if method == "loglinear":
         return make_form("loglinear", **s.roles)
     if method == "hybrid" and s.network is not None:
