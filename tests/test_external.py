@@ -278,7 +278,7 @@ def test_nvidia_bad_files(tmp_path):
 
 # ------------------------------------------------------------------- registry and provenance
 def test_registry():
-    with pytest.raises(ValueError, match=r"'nope' unknown; known: \['lambda', 'lambda_screened', 'nvidia_dle'\]"):
+    with pytest.raises(ValueError, match=r"'nope' unknown; known: \['lambda', 'lambda_screened', 'nvidia_dle', 'pollux'\]"):
         load_external("nope")
     ds = EXTERNAL_DATASETS["lambda"]
     with pytest.raises(dataclasses.FrozenInstanceError):

@@ -13,7 +13,7 @@ if TYPE_CHECKING:  # the real imports, for readers and linters; at run time each
     from . import thesis, measured, synthetic, external
     from .thesis import THESIS_TABLES, list_thesis_tables, load_thesis_table
     from .measured import load_phases, load_provenance, load_steps, thesis_split
-    from .external import EXTERNAL_DATASETS, load_external, load_lambda, load_nvidia_dle
+    from .external import EXTERNAL_DATASETS, load_external, load_lambda, load_nvidia_dle, load_pollux
 
 #: public name → the module that defines it
 _EXPORTS = {
@@ -27,6 +27,7 @@ _EXPORTS = {
     "EXTERNAL_DATASETS": "external",
     "load_external": "external",
     "load_lambda": "external",
+    "load_pollux": "external",
     "load_nvidia_dle": "external",
 }
 _SUBMODULES = ('thesis', 'measured', 'synthetic', 'external')
@@ -37,6 +38,7 @@ __all__ = [
     "list_thesis_tables",
     "load_external",
     "load_lambda",
+    "load_pollux",
     "load_nvidia_dle",
     "load_phases",
     "load_provenance",

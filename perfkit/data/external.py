@@ -14,12 +14,18 @@ paths, units, licence, and how the file was derived).
 ``nvidia_dle``
     The "Training performance" tables of NVIDIA DeepLearningExamples' READMEs, one row per table
     cell. :func:`load_nvidia_dle` (:mod:`perfkit.data.nvidia_dle`).
+``pollux``
+    Pollux's cluster traces (`petuum/adaptdl`, ``sched/traces/<job>/{placements,scalability}.csv``):
+    measured step times of six jobs on 1 to 64 T4 GPUs, with the GPUs on each node for the runs
+    on at most 4 nodes. :func:`load_pollux` (:mod:`perfkit.data.pollux`); not an entry of
+    :data:`EXTERNAL_DATASETS`, so ``load_external`` does not know it.
 
-Both loaders return one row per measured throughput with the target ``t_iter``: seconds per
-global step, ``global batch / throughput``. The rows a loader leaves out are counted, by reason,
-in ``frame.attrs["dropped"]``. :data:`EXTERNAL_DATASETS` maps each name to an
-:class:`ExternalDataset`: the loader, the target, and the columns' modelling roles in the
-vocabulary of :class:`perfkit.model.LogLinearModel` (``numeric``, ``categorical``, ``extrinsic``)::
+Every loader returns one row per measurement with the target ``t_iter``: seconds per global
+step (``global batch / throughput`` for the throughput tables, the measured step time for
+Pollux's). The rows a loader leaves out are counted, by reason, in ``frame.attrs["dropped"]``.
+:data:`EXTERNAL_DATASETS` maps each name to an :class:`ExternalDataset`: the loader, the target,
+and the columns' modelling roles in the vocabulary of :class:`perfkit.model.LogLinearModel`
+(``numeric``, ``categorical``, ``extrinsic``)::
 
     frame, ds = load_external("lambda")
     model = LogLinearModel(**ds.roles).fit(frame, frame[ds.target])
@@ -43,6 +49,7 @@ import numpy as np
 from .external_files import external_dir
 from .lambda_labs import PLAUSIBLE_PER_GPU, load_lambda
 from .nvidia_dle import load_nvidia_dle, normalise_precision, resolve_batch
+from .pollux import load_pollux
 
 __all__ = [
     "EXTERNAL_DATASETS",
@@ -52,6 +59,7 @@ __all__ = [
     "load_external",
     "load_lambda",
     "load_nvidia_dle",
+    "load_pollux",
     "normalise_precision",
     "resolve_batch",
 ]
@@ -139,6 +147,20 @@ EXTERNAL_DATASETS = {
         citation=("NVIDIA Corporation, DeepLearningExamples, https://github.com/NVIDIA/DeepLearningExamples, "
                   "commit 729963dd47e7c8bd462ad10bfac7a7b0b604e6dd (2024-04-04), */README.md 'Training "
                   "performance' tables. Apache-2.0 (per-model LICENSE files, as far as checked)."),
+    ),
+    "pollux": ExternalDataset(
+        name="pollux",
+        loader=load_pollux,
+        target="t_iter",
+        numeric=(),
+        categorical=("job",),
+        extrinsic=("n_gpus", "batch_per_gpu", "n_nodes"),
+        description=("Pollux's cluster traces: data-parallel step and synchronisation times of six jobs (BERT, "
+                     "CIFAR-10, DeepSpeech2, ImageNet, NCF, YOLOv3) on 16 AWS nodes × 4 NVIDIA T4, 1-64 GPUs."),
+        citation=("Qiao et al., Pollux: Co-adaptive Cluster Scheduling for Goodput-Optimized Deep Learning, OSDI 2021; "
+                  "petuum/adaptdl, https://github.com/petuum/adaptdl, branch osdi21-artifact, commit "
+                  "c793c7089bd307462686339d29707925c461f9a9 (2021-08-23), sched/traces/<job>/{placements,"
+                  "scalability}.csv. Apache-2.0."),
     ),
 }
 

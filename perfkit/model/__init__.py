@@ -43,6 +43,8 @@ if TYPE_CHECKING:  # the real imports, for readers and linters; at run time each
     from .persist import load_model
     from .whatif import model_columns, whatif
     from .base import PerformanceForm
+    from .stepmodels import PhaseAwareStepModel, PolluxStepModel
+    from .extrapolation import extrapolation_errors, scale_split, select_by_extrapolation
 
 #: public name → the module that defines it
 _EXPORTS = {
@@ -91,12 +93,23 @@ _EXPORTS = {
     "load_model": "persist",
     "whatif": "whatif",
     "PerformanceForm": "base",
+    "PolluxStepModel": "stepmodels",
+    "PhaseAwareStepModel": "stepmodels",
+    "scale_split": "extrapolation",
+    "extrapolation_errors": "extrapolation",
+    "select_by_extrapolation": "extrapolation",
 }
 _SUBMODULES = ('equations', 'metrics', 'generic', 'engines', 'fitting', 'baselines', 'lif', 'phases', 'scaling', 'validation',
-               'forms', 'intervals', 'costs', 'hybrid', 'search', 'persist', 'whatif', 'base', 'roles', 'terms')
+               'forms', 'intervals', 'costs', 'hybrid', 'search', 'persist', 'whatif', 'base', 'roles', 'terms',
+               'stepmodels', 'extrapolation', 'unitscale', 'ranges')
 
 __all__ = [
     "ConformalRegressor",
+    "PhaseAwareStepModel",
+    "PolluxStepModel",
+    "extrapolation_errors",
+    "scale_split",
+    "select_by_extrapolation",
     "PerformanceForm",
     "extrapolation",
     "model_columns",

@@ -30,6 +30,8 @@ MODEL_FORMATS = {
     "perfkit.LogLinearModel": ("forms", "LogLinearModel"),
     "perfkit.HybridModel": ("hybrid", "HybridModel"),
     "perfkit.ConformalRegressor": ("intervals", "ConformalRegressor"),
+    "perfkit.PolluxStepModel": ("stepmodels", "PolluxStepModel"),
+    "perfkit.PhaseAwareStepModel": ("stepmodels", "PhaseAwareStepModel"),
 }
 #: the keys of every model document, in the order they are written
 ENVELOPE_KEYS = ("format", "version", "settings", "fitted")

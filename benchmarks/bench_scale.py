@@ -1,0 +1,240 @@
+"""Measure small, predict large: step-time models fitted on <= 16 GPUs predict 32-64 GPUs (Pollux's traces).
+
+Run: ``.venv/bin/python benchmarks/bench_scale.py``. Writes ``benchmarks/results/scale.json`` and ``.md``
+with machine info. About a minute on 2 cores (every fit single-threaded).
+
+Data: Pollux's published traces (OSDI 2021, AWS, 16 nodes × 4 NVIDIA T4; Apache-2.0), six jobs, through
+:func:`perfkit.data.pollux.load_pollux` (or the CSVs of ``/work/shared/external/pollux`` when that loader is
+missing). Protocol, per job (each job modelled on its own): fit on every row with ``n_gpus`` <= 16 (all
+placement rows and the scalability rows with <= 16 GPUs), test on the rows with 32-64 GPUs; the rows with
+20, 24 and 28 GPUs are in neither set. Metric: MAPE (%) of ``t_iter`` on the test rows, per job, per
+extrapolation factor (n_gpus / 16: 2 = 32 GPUs ... 4 = 64 GPUs) and the median over the six jobs.
+``sync_time`` (a measured phase) is given to ``fit`` only: every prediction is made without it.
+
+Models: the phase-aware model selected by the inner protocol (below), :class:`PolluxStepModel`, the
+project's :class:`LogLinearModel` (extrinsic n_gpus, batch_per_gpu, n_nodes; default lasso with
+interactions, and with ``interactions=False``), and a random forest and gradient boosting on the log
+configuration columns (log target), tuned by 5-fold CV on the fit rows only (fixed seeds).
+
+Selection without the test rows: every candidate of :func:`candidates` is scored by inner extrapolation
+splits of the fit rows (fit <= 4 GPUs → score 8-16, the same 2-4× factors as the outer protocol; <= 6 →
+10-16; <= 8 → 12-16), score = mean over the splits of the median MAPE over the jobs; the best is refitted on
+the fit rows. Its 90 % intervals are split-conformal on the same inner splits (per job, scores
+|log(y/ŷ)| / d with d = 1 + log2(n_gpus / fit_max), the interval ŷ·exp(±q·d)).
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+import warnings
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _machine import machine_info, numeric_summary, write_results  # noqa: E402
+
+OUT = Path(__file__).resolve().parent / "results" / "scale"
+CSV_ROOT = Path("/work/shared/external/pollux")
+JOBS = ("bert", "cifar10", "deepspeech2", "imagenet", "ncf", "yolov3")
+CONFIG = ["n_gpus", "batch_per_gpu", "n_nodes"]
+FIT_MAX, TEST_MIN, TEST_MAX = 16, 32, 64
+INNER_SPLITS = [(4, 8, 16), (6, 10, 16), (8, 12, 16)]
+ALPHA = 0.1
+SEED = 0
+
+
+# ------------------------------------------------------------------------------ data
+def _read_csvs(root=CSV_ROOT):
+    """The traces as a tidy frame, read from the CSVs (when perfkit.data.pollux is not there)."""
+    import pandas as pd
+
+    parts = []
+    for job in JOBS:
+        p = pd.read_csv(root / job / "placements.csv", dtype={"placement": str})
+        p["n_nodes"] = p.placement.str.len()
+        p["n_gpus"] = p.placement.map(lambda s: sum(int(c) for c in s))
+        s = pd.read_csv(root / job / "scalability.csv").rename(columns={"num_nodes": "n_nodes",
+                                                                         "num_replicas": "n_gpus"})
+        for d, study in ((p, "placements"), (s, "scalability")):
+            parts.append(d.assign(job=job, study=study))
+    d = pd.concat(parts, ignore_index=True).rename(columns={"local_bsz": "batch_per_gpu", "step_time": "t_iter"})
+    return d
+
+
+def traces():
+    """(frame of job, study, n_gpus, n_nodes, batch_per_gpu, t_iter, sync_time; where it came from)."""
+    try:
+        from perfkit.data.pollux import load_pollux
+
+        d, source = load_pollux(), "perfkit.data.pollux.load_pollux()"
+    except (ImportError, FileNotFoundError, ValueError) as exc:
+        d, source = _read_csvs(), f"{CSV_ROOT} (loader unavailable: {exc})"
+    cols = ["job", "study", *CONFIG, "t_iter", "sync_time"]
+    return d[cols].reset_index(drop=True), source
+
+
+# ------------------------------------------------------------------------------ models
+def _log_config(X):
+    return np.log(np.asarray(X[CONFIG], dtype=float))
+
+
+def _tree_model(kind: str):
+    """Random forest / gradient boosting on log configuration, log target, tuned by 5-fold CV (fit rows)."""
+    from sklearn.compose import TransformedTargetRegressor
+    from sklearn.ensemble import GradientBoostingRegressor, RandomForestRegressor
+    from sklearn.model_selection import GridSearchCV, KFold
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import FunctionTransformer
+
+    if kind == "rf":
+        est, grid = RandomForestRegressor(n_estimators=100, random_state=SEED, n_jobs=1), {
+            "min_samples_leaf": [1, 3, 10], "max_features": [1.0, 0.6]}
+    else:
+        est, grid = GradientBoostingRegressor(random_state=SEED), {
+            "n_estimators": [100, 300], "max_depth": [2, 3], "learning_rate": [0.05, 0.1]}
+    search = GridSearchCV(est, grid, cv=KFold(5, shuffle=True, random_state=SEED),
+                          scoring="neg_mean_absolute_error", n_jobs=1)
+    return make_pipeline(FunctionTransformer(_log_config),
+                         TransformedTargetRegressor(search, func=np.log, inverse_func=np.exp))
+
+
+def candidates() -> dict:
+    """The phase-aware candidates (simplest first: ties go to the first) and Pollux's model."""
+    from perfkit.model.stepmodels import PhaseAwareStepModel, PolluxStepModel
+
+    out = {}
+    for form in ("log", "linear", "sqrt", "ring", "ringlog"):
+        for loss in ("soft_l1", "huber"):
+            for w in (0.0, 1.0):
+                out[f"phase[{form}, {loss}, w={w:g}]"] = PhaseAwareStepModel(sync_form=form, loss=loss,
+                                                                            sync_weight=w)
+    out["pollux"] = PolluxStepModel()
+    return out
+
+
+def baselines() -> dict:
+    from perfkit.model import LogLinearModel
+    from perfkit.model.stepmodels import PolluxStepModel
+
+    return {"PolluxStepModel": PolluxStepModel(),
+            "LogLinearModel": LogLinearModel(extrinsic=CONFIG),
+            "LogLinearModel (no interactions)": LogLinearModel(extrinsic=CONFIG, interactions=False),
+            "RandomForest (CV-tuned)": _tree_model("rf"),
+            "GradientBoosting (CV-tuned)": _tree_model("gbr")}
+
+
+# ------------------------------------------------------------------------------ protocol
+def run(frame):
+    from sklearn.base import clone
+
+    from perfkit.model.extrapolation import (calibrate_extrapolation, extrapolation_errors, extrapolation_interval,
+                                             interval_coverage, scale_split, select_by_extrapolation)
+
+    fit_rows, _ = scale_split(frame, "n_gpus", FIT_MAX)
+    t0 = time.perf_counter()
+    best, scores = select_by_extrapolation(candidates(), fit_rows, "n_gpus", "t_iter", INNER_SPLITS,
+                                           predict_drop=["sync_time"])
+    t_select = time.perf_counter() - t0
+    chosen = candidates()[best]
+    models = {f"selected: {best}": chosen, **baselines()}
+    t0 = time.perf_counter()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        table, preds = extrapolation_errors(models, frame, "n_gpus", FIT_MAX, "t_iter", test_min=TEST_MIN,
+                                            test_max=TEST_MAX, predict_drop=["sync_time"], return_predictions=True)
+    t_outer = time.perf_counter() - t0
+    q = calibrate_extrapolation(chosen, fit_rows, "n_gpus", "t_iter", INNER_SPLITS, alpha=ALPHA,
+                                predict_drop=["sync_time"])
+    p = preds[f"selected: {best}"]
+    lo, hi = extrapolation_interval(p.predicted, p.n_gpus, FIT_MAX, p.job.map(q))
+    inside = (p.t_iter >= lo) & (p.t_iter <= hi)
+    cover = {"all": interval_coverage(p.t_iter, lo, hi), "n": int(len(p)),
+             "by_job": {j: float(inside[p.job == j].mean()) for j in JOBS},
+             "by_factor": {f"{f:g}": float(inside[p.factor == f].mean()) for f in sorted(p.factor.unique())},
+             "q_by_job": q, "median_relative_halfwidth": float(np.median((hi - lo) / 2 / p.predicted))}
+    formulas = {j: clone(chosen).fit(*_xy(fit_rows[fit_rows.job == j])).formula() for j in JOBS}
+    return dict(best=best, scores=scores, table=table, coverage=cover, formulas=formulas,
+                seconds={"selection": t_select, "outer": t_outer})
+
+
+def _xy(d):
+    return d.drop(columns=["t_iter"]), d.t_iter.to_numpy(dtype=float)
+
+
+# ------------------------------------------------------------------------------ report
+def _pivot(table):
+    """model × (jobs, median) of the overall MAPE, and model × factor of the median over jobs."""
+    allf = table[table.factor.astype(str) == "all"].pivot(index="model", columns="group", values="mape")
+    med = table[(table.group == "median") & (table.factor.astype(str) != "all")]
+    byf = med.assign(factor=med.factor.astype(float)).pivot(index="model", columns="factor", values="mape")
+    order = list(dict.fromkeys(table.model))
+    return allf.loc[order, [*JOBS, "median"]], byf.loc[order]
+
+
+def markdown(res, machine, frame, source) -> str:
+    allf, byf = _pivot(res["table"])
+    gpus = sorted(frame.n_gpus.unique().tolist())
+    between = [g for g in gpus if FIT_MAX < g < TEST_MIN]
+    lines = [
+        "# Measure small, predict large: step time at 32-64 GPUs from runs on <= 16 (Pollux traces)", "",
+        f"Machine: {machine['cpu']}, {machine['cores']} cores, Python {machine['python']}, numpy "
+        f"{machine['versions'].get('numpy')}, scipy {machine['versions'].get('scipy')}, sklearn "
+        f"{machine['versions'].get('sklearn')}; commit {machine.get('git_commit')}; {machine.get('date')}.", "",
+        f"Numeric environment: {numeric_summary(machine['numeric'])}.", "",
+        f"Data: {source}; {len(frame)} rows, six jobs. GPU counts: {gpus}. Fit: n_gpus <= {FIT_MAX}; test: "
+        f"{TEST_MIN} <= n_gpus <= {TEST_MAX}; the rows with {between} GPUs are in neither set. `sync_time` is "
+        "passed to fit only; predictions see n_gpus, n_nodes, batch_per_gpu.", "",
+        f"Selected (inner splits {INNER_SPLITS}, no test row seen): **{res['best']}**.", "",
+        "## MAPE % on the test rows, per job", "", _md(allf), "",
+        "## MAPE % by extrapolation factor (n_gpus / 16), median over the six jobs", "", _md(byf), "",
+        f"## 90 % intervals of the selected model (split-conformal on the inner splits, α = {ALPHA})", "",
+        f"Coverage on the {res['coverage']['n']} test rows: **{100 * res['coverage']['all']:.1f} %** "
+        f"(median half-width {100 * res['coverage']['median_relative_halfwidth']:.0f} % of the prediction).", "",
+        "| " + " | ".join(["job", *JOBS]) + " |", "|" + "---|" * (len(JOBS) + 1),
+        "| coverage % | " + " | ".join(f"{100 * res['coverage']['by_job'][j]:.0f}" for j in JOBS) + " |",
+        "| q (log units per distance) | " + " | ".join(f"{res['coverage']['q_by_job'][j]:.3f}" for j in JOBS) + " |",
+        "", "By factor: " + ", ".join(f"{k}×: {100 * v:.0f} %" for k, v in res["coverage"]["by_factor"].items()),
+        "", "## Inner selection (fit rows only): median MAPE % over jobs per inner split", "",
+        _md(res["scores"].set_index("candidate")), "",
+        "## Selected model per job (fitted on the fit rows)", "",
+        *[f"- {j}: `{f}`" for j, f in res["formulas"].items()],
+    ]
+    return "\n".join(lines)
+
+
+def _md(df) -> str:
+    cols = [str(c) for c in df.columns]
+    out = ["| " + " | ".join([str(df.index.name or ""), *cols]) + " |", "|" + "---|" * (len(cols) + 1)]
+    for idx, row in df.iterrows():
+        out.append("| " + " | ".join([str(idx), *[f"{v:.1f}" for v in row.to_numpy(dtype=float)]]) + " |")
+    return "\n".join(out)
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--out", default=str(OUT), help="results path without suffix")
+    args = ap.parse_args(argv)
+    from threadpoolctl import threadpool_limits
+
+    frame, source = traces()
+    with threadpool_limits(1):
+        res = run(frame)
+    machine = machine_info()
+    md = markdown(res, machine, frame, source)
+    print(md)
+    allf, byf = _pivot(res["table"])
+    out = {"machine": machine, "source": source, "protocol": {
+        "fit_max": FIT_MAX, "test_min": TEST_MIN, "test_max": TEST_MAX, "inner_splits": INNER_SPLITS,
+        "alpha": ALPHA, "gpu_counts": sorted(frame.n_gpus.unique().tolist()), "seed": SEED},
+        "selected": res["best"], "mape_by_job": allf.to_dict(orient="index"),
+        "mape_median_by_factor": {m: {f"{k:g}": v for k, v in r.items()} for m, r in byf.to_dict(orient="index").items()},
+        "table": res["table"].assign(factor=res["table"].factor.astype(str)).to_dict(orient="records"),
+        "inner_scores": res["scores"].to_dict(orient="records"), "coverage": res["coverage"],
+        "formulas": res["formulas"], "seconds": res["seconds"]}
+    write_results(args.out, out, md)
+
+
+if __name__ == "__main__":
+    main()

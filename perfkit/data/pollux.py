@@ -1,0 +1,242 @@
+"""Pollux's published cluster traces (``data/external/pollux``) as a tidy frame: :func:`load_pollux`.
+
+Measured data-parallel step times of six training jobs on 16 AWS g4dn.12xlarge nodes (4 NVIDIA T4 GPUs each),
+from the artifact of Qiao et al., "Pollux: Co-adaptive Cluster Scheduling for Goodput-Optimized Deep Learning"
+(OSDI 2021). Each job has two tables: ``placements.csv`` gives the number of GPUs on each node of the run
+(1 to 16 GPUs on at most 4 nodes), ``scalability.csv`` only the node and GPU counts (6 to 64 GPUs on 6 to 16
+nodes).
+
+>>> placement_layout("1222")
+(4, 7, 2, 1, 1.1428571428571428)
+"""
+from __future__ import annotations
+
+import csv
+import math
+import re
+from pathlib import Path
+
+import numpy as np
+
+from .._io import read_csv
+from .external_files import (MAX_BATCH, MAX_GPUS, MAX_STEP_TIME, count_column, external_dir, number_column,
+                             row_where)
+
+__all__ = ["POLLUX_COLUMNS", "POLLUX_JOBS", "POLLUX_STUDIES", "load_pollux", "placement_layout"]
+
+#: The six jobs of the traces, one folder each.
+POLLUX_JOBS = ("bert", "cifar10", "deepspeech2", "imagenet", "ncf", "yolov3")
+#: The two tables of each job; ``load_pollux(study=...)`` takes one of these or ``"all"``.
+POLLUX_STUDIES = ("placements", "scalability")
+#: Columns of each table, as published.
+_HEADERS = {
+    "placements": ("placement", "local_bsz", "step_time", "sync_time"),
+    "scalability": ("num_nodes", "num_replicas", "local_bsz", "step_time", "sync_time"),
+}
+#: Columns of :func:`load_pollux`'s frame, in order.
+POLLUX_COLUMNS = ["job", "study", "placement", "n_nodes", "n_gpus", "gpus_per_node_max", "gpus_per_node_min",
+                  "load_imbalance", "batch_per_gpu", "batch_global", "t_iter", "sync_time", "source"]
+_PLACEMENT = re.compile(r"[1-9]+")
+
+
+def placement_layout(placement: str) -> tuple:
+    """``(n_nodes, n_gpus, gpus_per_node_max, gpus_per_node_min, load_imbalance)`` of a placement string.
+
+    One digit per node, the digit being the node's GPU count: ``"1222"`` is 4 nodes holding 1, 2, 2 and 2 GPUs
+    (7 GPUs). ``load_imbalance`` is the load imbalance factor of eq. 3.8
+    (:func:`perfkit.model.equations.load_imbalance_factor`) applied to the per-node GPU counts:
+    ``max / mean = n_nodes * max / n_gpus`` (1 for an even spread, above 1 otherwise).
+
+    Raises
+    ------
+    ValueError
+        ``placement`` is not a non-empty string of the digits 1 to 9.
+    """
+    if not isinstance(placement, str) or not _PLACEMENT.fullmatch(placement):
+        raise ValueError(f"placement: expected the digits 1-9 (GPUs per node), got {placement!r}")
+    counts = [int(c) for c in placement]
+    n_nodes, n_gpus = len(counts), sum(counts)
+    return n_nodes, n_gpus, max(counts), min(counts), n_nodes * max(counts) / n_gpus
+
+
+def _read_table(path, study: str):
+    """The table at ``path`` as text cells (placements keep their digits), its header checked to be exactly the
+    published one, every row checked to have one cell per column and at least one data row present."""
+    import pandas as pd
+
+    what = f"Pollux {study} table"
+    read_csv(path, what)  # the clear errors for a missing, unreadable or non-CSV file and a duplicate column
+    with open(path, newline="", encoding="utf-8-sig") as fh:
+        try:
+            header, *rows = list(csv.reader(fh))
+        except csv.Error as exc:
+            raise ValueError(f"{what} {str(path)!r}: not a readable CSV ({exc})") from None
+    expected = _HEADERS[study]
+    missing = [c for c in expected if c not in header]
+    if missing:
+        raise ValueError(f"{path}: column {missing[0]!r} missing (a {what} has the columns {list(expected)})")
+    extra = [c for c in header if c not in expected]
+    if extra:
+        raise ValueError(f"{path}: column {extra[0]!r} is not a column of a {what} (expected {list(expected)})")
+    for i, row in enumerate(rows):
+        if len(row) != len(header):
+            raise ValueError(f"{path}: row {i + 1}, line {i + 2}: {len(row)} cells where the header has "
+                             f"{len(header)} columns {header}")
+    if not rows:
+        raise ValueError(f"{path}: no data rows (only a header); the table is empty")
+    return pd.DataFrame(rows, columns=header, dtype=object)
+
+
+def _whole(df, col: str, path, top: int) -> np.ndarray:
+    """Column ``col`` as whole numbers from 1 to ``top``; else one error naming the file, column and row."""
+    num = number_column(df, col, path).to_numpy()
+    for i, v in enumerate(num):
+        if math.isnan(v) or v < 1 or v > top or v != int(v):
+            raise ValueError(f"{path}: column {col!r}, {row_where(df, i)}: expected a whole number >= 1 and at "
+                             f"most {top:,}, got {df[col].iloc[i]!r}")
+    return num.astype(np.int64)
+
+
+def _times(df, path) -> tuple:
+    """``(step_time, sync_time)`` as floats, checked: 0 < step_time <= ``MAX_STEP_TIME``, 0 <= sync_time <=
+    step_time; else one error naming the file, column and row."""
+    step = number_column(df, "step_time", path).to_numpy()
+    sync = number_column(df, "sync_time", path).to_numpy()
+    for i in range(len(df)):
+        at = row_where(df, i)
+        if not 0 < step[i] <= MAX_STEP_TIME:  # NaN (an empty cell) fails too
+            raise ValueError(f"{path}: column 'step_time', {at}: expected seconds > 0 and at most "
+                             f"{MAX_STEP_TIME:g}, got {df['step_time'].iloc[i]!r}")
+        if not sync[i] >= 0:
+            raise ValueError(f"{path}: column 'sync_time', {at}: expected seconds >= 0, "
+                             f"got {df['sync_time'].iloc[i]!r}")
+        if sync[i] > step[i]:
+            raise ValueError(f"{path}: column 'sync_time', {at}: {float(sync[i])!r} s is longer than the step "
+                             f"(step_time {float(step[i])!r} s); synchronisation is part of the step")
+    return step, sync
+
+
+def _layouts(df, path) -> list:
+    """:func:`placement_layout` of every row of a placements table; one error naming the file, row and cell
+    for a placement that is not made of the digits 1-9 or has more than ``MAX_GPUS`` GPUs."""
+    out = []
+    for i, p in enumerate(df["placement"]):
+        if not isinstance(p, str) or not _PLACEMENT.fullmatch(p):
+            raise ValueError(f"{path}: column 'placement', {row_where(df, i)}: expected the digits 1-9 "
+                             f"(GPUs on each node), got {p!r}")
+        out.append(placement_layout(p))
+        if out[-1][1] > MAX_GPUS:
+            raise ValueError(f"{path}: column 'placement', {row_where(df, i)}: {out[-1][1]:,} GPUs; a run has "
+                             f"at most {MAX_GPUS:,}")
+    return out
+
+
+def _check_global(df, path, batch, n_gpus) -> np.ndarray:
+    """``batch * n_gpus`` (the global batch), at most :data:`MAX_BATCH`; else one error naming the row."""
+    for i in range(len(df)):
+        if int(batch[i]) * int(n_gpus[i]) > MAX_BATCH:
+            raise ValueError(f"{path}: column 'local_bsz', {row_where(df, i)}: a per-GPU batch of {batch[i]} on "
+                             f"{n_gpus[i]} GPUs is a global batch above {MAX_BATCH:.0e}; not a measurement")
+    return batch * n_gpus
+
+
+def _study_rows(job: str, study: str, path, source: str) -> dict:
+    """The columns of :data:`POLLUX_COLUMNS` for one job's table, every row checked."""
+    df = _read_table(path, study)
+    n = len(df)
+    batch = _whole(df, "local_bsz", path, MAX_BATCH)
+    step, sync = _times(df, path)
+    if study == "placements":
+        layouts = _layouts(df, path)
+        n_nodes, n_gpus, hi, lo, lif = (np.asarray(v) for v in zip(*layouts))
+        placement = list(df["placement"])
+    else:  # the layout of a scalability run is not published: no per-node counts, no imbalance
+        n_nodes = count_column(df, "num_nodes", path)
+        n_gpus = count_column(df, "num_replicas", path)
+        hi = lo = lif = np.full(n, np.nan)
+        placement = [""] * n
+    return {"job": [job] * n, "study": [study] * n, "placement": placement, "n_nodes": n_nodes, "n_gpus": n_gpus,
+            "gpus_per_node_max": hi, "gpus_per_node_min": lo, "load_imbalance": lif, "batch_per_gpu": batch,
+            "batch_global": _check_global(df, path, batch, n_gpus), "t_iter": step, "sync_time": sync,
+            "source": [source] * n}
+
+
+def _frame(parts: list):
+    """The per-table columns as one frame with the dtypes :func:`load_pollux` documents."""
+    import pandas as pd
+
+    frame = pd.concat([pd.DataFrame(p, columns=POLLUX_COLUMNS) for p in parts], ignore_index=True)
+    for c in ("n_nodes", "n_gpus", "batch_per_gpu", "batch_global"):
+        frame[c] = frame[c].astype("int64")
+    for c in ("gpus_per_node_max", "gpus_per_node_min", "load_imbalance", "t_iter", "sync_time"):
+        frame[c] = frame[c].astype(float)
+    for c in ("job", "study", "placement", "source"):
+        frame[c] = frame[c].astype(object)
+    return frame
+
+
+def load_pollux(study: str = "all", root=None):
+    """Pollux's traces as a tidy frame: one row per measured row of the published tables, none left out.
+
+    Parameters
+    ----------
+    study : {"all", "placements", "scalability"}
+        Both tables of every job, or one kind.
+    root : path, optional
+        Folder holding ``<job>/placements.csv`` and ``<job>/scalability.csv`` for each job of
+        :data:`POLLUX_JOBS` (default ``data/external/pollux``).
+
+    Returns
+    -------
+    pandas.DataFrame
+        The columns of :data:`POLLUX_COLUMNS`, placements rows before scalability rows within each job:
+
+        - ``job`` and ``study`` (``"placements"`` or ``"scalability"``);
+        - ``placement``: the published digit string (GPUs on each node, e.g. ``"1222"``) on placements rows;
+          ``""`` on scalability rows, whose layout the traces do not give;
+        - ``n_nodes`` (placements: digits; scalability: ``num_nodes``) and ``n_gpus`` (placements: sum of
+          the digits; scalability: ``num_replicas``), int;
+        - ``gpus_per_node_max``, ``gpus_per_node_min`` and ``load_imbalance``, float: on placements rows the
+          largest and smallest digit and :func:`placement_layout`'s load imbalance factor (``max / mean`` of
+          the per-node GPU counts, eq. 3.8 applied to GPU counts, >= 1); NaN on scalability rows, because
+          which node ran how many replicas is not published (``num_replicas`` is often not a multiple of
+          ``num_nodes``) and no spread is assumed;
+        - ``batch_per_gpu`` (``local_bsz``) and ``batch_global`` = ``batch_per_gpu * n_gpus``, int;
+        - ``t_iter`` (``step_time``: seconds per data-parallel step, the target) and ``sync_time`` (seconds of
+          that step spent synchronising gradients, ``0 <= sync_time <= t_iter``);
+        - ``source``: the table's path relative to the folder above ``root`` (``pollux/<job>/<study>.csv``
+          for the shipped files, as in ``data/external/pollux.provenance.json``).
+
+        ``frame.attrs``: ``dataset`` (``"pollux"``), ``source`` (the tables read) and ``dropped`` (rows left
+        out, by reason: always empty, since every published row is a measurement and a bad row refuses the table).
+
+    Raises
+    ------
+    FileNotFoundError
+        A table of :data:`POLLUX_JOBS` is missing under ``root``.
+    ValueError
+        A bad ``study``; a table that is unreadable, lacks a column or has one more, has a row with more or
+        fewer cells than the header, or has no data row; a cell that is empty or not a finite number; a count
+        (``num_nodes``, ``num_replicas``, ``local_bsz``) that is not a whole number >= 1 (at most ``MAX_GPUS``;
+        ``MAX_BATCH`` for batches and the global batch); a placement not made of the digits 1-9; a
+        ``step_time`` <= 0 or above ``MAX_STEP_TIME``; a ``sync_time`` < 0 or above ``step_time``. Each message
+        names the file and the column or row at fault (rows 1-based, with their line in the file).
+    """
+    if study == "all":
+        studies = POLLUX_STUDIES
+    elif study in POLLUX_STUDIES:
+        studies = (study,)
+    else:
+        raise ValueError(f"study: expected 'all' or one of {POLLUX_STUDIES}, got {study!r}")
+    folder = Path(root) if root is not None else external_dir() / "pollux"
+    parts, sources = [], []
+    for job in POLLUX_JOBS:
+        for s in studies:
+            path = folder / job / f"{s}.csv"
+            sources.append(str(path))
+            parts.append(_study_rows(job, s, path, f"{folder.name}/{job}/{s}.csv"))
+    frame = _frame(parts)
+    frame.attrs["dataset"] = "pollux"
+    frame.attrs["source"] = sources
+    frame.attrs["dropped"] = {}
+    return frame

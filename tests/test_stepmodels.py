@@ -1,0 +1,184 @@
+"""Step-time models (perfkit.model.stepmodels) and extrapolation splits (perfkit.model.extrapolation)."""
+import numpy as np
+import pandas as pd
+import pytest
+from sklearn.base import clone
+from sklearn.exceptions import NotFittedError
+from sklearn.linear_model import LinearRegression
+
+from perfkit.model.extrapolation import (calibrate_extrapolation, distance, extrapolation_errors,
+                                         extrapolation_interval, interval_coverage, scale_split,
+                                         select_by_extrapolation)
+from perfkit.model.stepmodels import PhaseAwareStepModel, PolluxStepModel, SYNC_FORMS
+
+PLACEMENTS = [(k, n) for k in (1, 2, 3, 4, 6, 8, 12, 16, 24, 32) for n in (1, 2, 4, 8) if n <= k and k <= 4 * n]
+
+
+def _configs():
+    rows = [(k, n, b) for k, n in PLACEMENTS for b in (8, 16, 32, 64)]
+    return pd.DataFrame(rows, columns=["n_gpus", "n_nodes", "batch_per_gpu"])
+
+
+def _synthetic(model, params, noise=0.0, seed=0):
+    """Configurations, step times from ``model``'s own equations at ``params`` (and sync = T_iter - T_grad)."""
+    X = _configs()
+    model.params_, model.scale_ = np.asarray(params, dtype=float), 1.0
+    parts = model.predict_parts(X)
+    y = parts.t_iter.to_numpy() * np.exp(noise * np.random.default_rng(seed).standard_normal(len(X)))
+    del model.params_
+    return X.assign(sync_time=np.maximum(y - parts.t_grad.to_numpy(), 0.0)), y
+
+
+POLLUX = [0.02, 0.004, 0.01, 0.002, 0.08, 0.003, 1.5]
+PHASE = [0.02, 0.004, 0.01, 0.002, 0.06, 0.03, 1.5]  # log form: alpha_node + beta·ln K
+
+
+def test_pollux_recovers_its_parameters():
+    X, y = _synthetic(PolluxStepModel(), POLLUX)
+    m = PolluxStepModel().fit(X.drop(columns="sync_time"), y)
+    assert np.allclose(m.predict(X), y, rtol=1e-6)
+    assert np.allclose(list(m.coef_.values()), POLLUX, rtol=1e-3)
+    assert m.n_parameters_ == 7 and list(m.feature_names_in_) == ["n_gpus", "n_nodes", "batch_per_gpu"]
+
+
+@pytest.mark.parametrize("weight", [0.0, 1.0])
+def test_phase_aware_recovers_its_parameters(weight):
+    X, y = _synthetic(PhaseAwareStepModel(), PHASE)
+    m = PhaseAwareStepModel(sync_weight=weight, loss="linear").fit(X, y)
+    assert np.allclose(list(m.coef_.values()), PHASE, rtol=1e-3)
+    assert m.n_parameters_ == 7
+
+
+def test_phase_aware_with_noise_predicts_within_the_noise():
+    X, y = _synthetic(PhaseAwareStepModel(), PHASE, noise=0.03)
+    m = PhaseAwareStepModel().fit(X, y)
+    truth = _synthetic(PhaseAwareStepModel(), PHASE)[1]
+    assert np.mean(np.abs(m.predict(X) / truth - 1)) < 0.02
+
+
+def test_phases_are_used_in_fit_only():
+    X, y = _synthetic(PhaseAwareStepModel(), PHASE)
+    m = PhaseAwareStepModel().fit(X, y)
+    config = X.drop(columns="sync_time")
+    assert np.array_equal(m.predict(config), m.predict(X.assign(sync_time=123.0)))
+    with pytest.raises(ValueError, match="'sync_time'"):
+        PhaseAwareStepModel().fit(config, y)
+    no_phase = PhaseAwareStepModel(sync_column=None).fit(config, y)
+    assert np.allclose(no_phase.predict(config), y, rtol=1e-3)
+
+
+@pytest.mark.parametrize("form", list(SYNC_FORMS))
+def test_json_round_trip_and_clone(form):
+    X, y = _synthetic(PhaseAwareStepModel(), PHASE, noise=0.02)
+    for model in (PolluxStepModel(), PhaseAwareStepModel(sync_form=form, sync_weight=0.5)):
+        m = model.fit(X, y)
+        back = type(m).from_json(m.to_json())
+        assert np.array_equal(back.predict(X), m.predict(X))
+        assert back.formula() == m.formula() and back.get_params() == m.get_params()
+        c = clone(m)
+        assert c.get_params() == m.get_params() and not hasattr(c, "params_")
+        assert "T_grad" in m.formula() and m.summary().startswith(type(m).__name__)
+
+
+def test_not_fitted_and_bad_settings():
+    X = _configs()
+    for m in (PolluxStepModel(), PhaseAwareStepModel()):
+        with pytest.raises(NotFittedError):
+            m.predict(X)
+    with pytest.raises(ValueError, match="sync_form"):
+        PhaseAwareStepModel(sync_form="tree").fit(X, np.ones(len(X)))
+    with pytest.raises(ValueError, match="loss"):
+        PhaseAwareStepModel(loss="l2").fit(X, np.ones(len(X)))
+    with pytest.raises(ValueError, match="gpus, nodes, batch"):
+        PolluxStepModel(nodes="n_gpus").fit(X, np.ones(len(X)))
+
+
+@pytest.mark.parametrize("column, value, words", [
+    ("n_gpus", 0, "'n_gpus'"), ("n_gpus", 2.5, "'n_gpus'"), ("n_nodes", np.nan, "'n_nodes'"),
+    ("batch_per_gpu", -1.0, "'batch_per_gpu'"), ("batch_per_gpu", np.inf, "'batch_per_gpu'"),
+    ("sync_time", -0.1, "'sync_time'"), ("sync_time", np.nan, "'sync_time'")])
+def test_bad_input_names_the_column(column, value, words):
+    X, y = _synthetic(PhaseAwareStepModel(), PHASE)
+    X = X.astype({column: float})
+    X.loc[3, column] = value
+    with pytest.raises(ValueError, match=words):
+        PhaseAwareStepModel().fit(X, y)
+
+
+def test_missing_column_and_more_nodes_than_gpus():
+    X, y = _synthetic(PolluxStepModel(), POLLUX)
+    with pytest.raises(ValueError, match="'n_nodes'"):
+        PolluxStepModel().fit(X.drop(columns="n_nodes"), y)
+    bad = X.copy()
+    bad.loc[0, "n_nodes"] = bad.loc[0, "n_gpus"] + 1
+    with pytest.raises(ValueError, match="'n_nodes'.*exceed"):
+        PolluxStepModel().fit(bad, y)
+    m = PolluxStepModel().fit(X, y)
+    with pytest.raises(ValueError, match="'batch_per_gpu'"):
+        m.predict(X.drop(columns="batch_per_gpu"))
+
+
+# ------------------------------------------------------------------------------ extrapolation
+def _tiny():
+    """Two groups; y = 2x in group a, y = x + 10 in group b (a line fitted on x <= 2 is exact only for ... both)."""
+    x = np.array([1, 2, 4, 8, 1, 2, 4, 8], dtype=float)
+    g = ["a"] * 4 + ["b"] * 4
+    y = np.where(np.array(g) == "a", 2 * x, x + 10)
+    y[3] = 20.0  # group a at x = 8: the line predicts 16, error 20 %
+    y[7] = 22.5  # group b at x = 8: the line predicts 18, error 20 %
+    y[6] = 16.0  # group b at x = 4: the line predicts 14, error 12.5 %
+    return pd.DataFrame({"g": g, "x": x, "y": y})
+
+
+def test_scale_split():
+    d = _tiny()
+    fit, test = scale_split(d, "x", 2)
+    assert fit.x.tolist() == [1, 2, 1, 2] and test.x.tolist() == [4, 8, 4, 8]
+    fit, test = scale_split(d, "x", 2, test_min=8)
+    assert test.x.tolist() == [8, 8] and len(fit) == 4
+    _, test = scale_split(d, "x", 1, test_min=2, test_max=4)
+    assert test.x.tolist() == [2, 4, 2, 4]
+    with pytest.raises(ValueError, match="'z'"):
+        scale_split(d, "z", 2)
+    with pytest.raises(ValueError, match="test_min"):
+        scale_split(d, "x", 4, test_min=2)
+
+
+def test_extrapolation_errors_hand_checked():
+    t = extrapolation_errors({"line": LinearRegression()}, _tiny(), "x", 2, "y", groups="g")
+    get = {(r.group, str(r.factor)): r.mape for r in t.itertuples()}
+    assert get[("a", "2.0")] == pytest.approx(0.0) and get[("a", "4.0")] == pytest.approx(20.0)
+    assert get[("a", "all")] == pytest.approx(10.0)
+    assert get[("b", "2.0")] == pytest.approx(12.5) and get[("b", "4.0")] == pytest.approx(20.0)
+    assert get[("b", "all")] == pytest.approx(16.25)
+    assert get[("median", "all")] == pytest.approx(13.125)
+    assert get[("median", "4.0")] == pytest.approx(20.0) and get[("median", "2.0")] == pytest.approx(6.25)
+    assert set(t.columns) == {"model", "group", "factor", "n", "mape"}
+
+
+def test_select_by_extrapolation_and_intervals():
+    d = _tiny()
+
+    class Const(LinearRegression):
+        def predict(self, X):
+            return np.full(len(X), 5.0)
+
+    best, scores = select_by_extrapolation({"const": Const(), "line": LinearRegression()}, d, "x", "y",
+                                           splits=[(2, 4)], groups="g")
+    assert best == "line" and scores.candidate.tolist() == ["line", "const"]
+    assert scores.score.iloc[0] == pytest.approx(13.125)
+    q = calibrate_extrapolation(LinearRegression(), d, "x", "y", splits=[(2, 4)], groups="g", alpha=0.5)
+    # group b's scores |log(y/ŷ)| / d: x=4 (d=2): log(16/14)/2; x=8 (d=3): log(22.5/18)/3; rank ceil(3·0.5) = 2
+    assert q["b"] == pytest.approx(max(np.log(16 / 14) / 2, np.log(22.5 / 18) / 3))
+    lo, hi = extrapolation_interval([10.0], [8.0], 2, 0.1)
+    assert distance([8.0], 2)[0] == pytest.approx(3.0)
+    assert lo[0] == pytest.approx(10 * np.exp(-0.3)) and hi[0] == pytest.approx(10 * np.exp(0.3))
+    assert interval_coverage([1, 2, 3], [0, 0, 0], [1.5, 2.5, 2.5]) == pytest.approx(2 / 3)
+
+
+def test_extrapolation_errors_hides_phases_from_predict():
+    X, y = _synthetic(PhaseAwareStepModel(), PHASE, noise=0.01)
+    d = X.assign(t_iter=y, job="j")
+    t = extrapolation_errors({"phase": PhaseAwareStepModel()}, d, "n_gpus", 16, "t_iter",
+                             predict_drop=["sync_time"])
+    assert t[t.group == "median"].mape.max() < 5
