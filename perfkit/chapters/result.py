@@ -333,7 +333,8 @@ class ChapterResult:
 
 
 #: the heading of each chapter's findings paragraph
-FINDINGS_TITLES = {"ch3": "Chapter 3", "ch4": "Chapter 4", "ch5": "Chapter 5", "ch6": "Chapter 6 (beyond the thesis)"}
+FINDINGS_TITLES = {"ch3": "Chapter 3", "ch4": "Chapter 4", "ch5": "Chapter 5", "ch6": "Chapter 6 (beyond the thesis)",
+                   "ch7": "Chapter 7 (beyond the thesis: measure small, predict large)"}
 
 
 def findings(results) -> str:

@@ -17,7 +17,7 @@ import numpy as np
 from .._checks import check_number
 from .validation import missing_column_error, numeric_column
 
-__all__ = ["scale_split", "extrapolation_predictions", "extrapolation_errors", "select_by_extrapolation",
+__all__ = ["scale_split", "extrapolation_predictions", "extrapolation_errors", "error_table", "select_by_extrapolation",
            "calibrate_extrapolation", "extrapolation_interval", "interval_coverage", "distance"]
 
 MEDIAN = "median"  # the group label of the median over groups
@@ -92,8 +92,9 @@ def extrapolation_predictions(model, frame, column, fit_max, target, groups="job
     return pd.concat(out)
 
 
-def _mape_table(pred, target, groups, name):
-    """Tidy MAPE rows of one model's test predictions: per group × factor, per group overall, and medians."""
+def error_table(pred, target, groups, name):
+    """Tidy MAPE rows of one model's test predictions (:func:`extrapolation_predictions`): model, group, factor
+    (or ``"all"``), n and mape per group × factor and per group, and group ``"median"``: the median over groups."""
     import pandas as pd
 
     ape = 100.0 * np.abs(pred["predicted"] - pred[target]) / pred[target]
@@ -127,7 +128,7 @@ def extrapolation_errors(models: dict, frame, column, fit_max, target, groups="j
         pred = extrapolation_predictions(model, frame, column, fit_max, target, groups, test_min=test_min,
                                          test_max=test_max, predict_drop=predict_drop)
         preds[name] = pred
-        tables.append(_mape_table(pred, target, groups, name))
+        tables.append(error_table(pred, target, groups, name))
     table = pd.concat(tables, ignore_index=True)
     return (table, preds) if return_predictions else table
 

@@ -98,7 +98,7 @@ def _published(r: Ch3Results) -> str:
 
 def ch3_readings(results: Ch3Results, ledger) -> dict:
     """``{section: Markdown}`` of Chapter 3 on ``results`` and its claims ledger ``ledger``; ``summary`` joins the
-    measured sections and the ledger's counts (the README's findings)."""
+    measured sections and the ledger's counts (docs/findings.md)."""
     r, q = results, results.quantities
     if r.measured is None:
         return {"phases": "Only the published numbers were given: see the table for which phases dominate.",

@@ -1,0 +1,254 @@
+"""Chapter 7's computation: measure small, predict large, into :class:`Ch7Results`.
+
+Three extrapolation studies, each fitted on the small end of one scale column and scored beyond it
+(:mod:`perfkit.model.extrapolation`):
+
+1. **Pollux's traces** (six jobs on 16 nodes × 4 T4, :func:`perfkit.data.pollux.load_pollux`), each job
+   modelled on its own: fit on the rows with at most ``fit_max_gpus`` GPUs, predict those with
+   ``test_min_gpus``–``test_max_gpus``. The step-time form is chosen among the phase-aware candidates
+   (:func:`candidates`) by inner extrapolation splits of the fit rows only (:data:`~.params.INNER_SPLITS`), and
+   its intervals are calibrated on the same inner splits. Baselines on the same split: Pollux's own model
+   (re-implemented), the log-linear form, and a random forest and gradient boosting on log features tuned by
+   cross-validation on the fit rows. The measured ``sync_time`` is given to ``fit`` only.
+2. **Our Chapter 4 file** in the one extrinsic factor we can stretch: fit on batch <= ``ch4_fit_max_batch``,
+   predict the larger batches (the thesis form, the log-linear and hybrid forms, random forest, boosting).
+3. **Our Chapter 3 file** in workers: fit on <= ``ch3_fit_max_workers`` workers, predict more, per network.
+"""
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+from sklearn.base import clone
+from threadpoolctl import threadpool_limits
+
+from ...data.external import EXTERNAL_DATASETS
+from ...data.measured import load_steps, provenance_path
+from ...model.baselines import make_baseline
+from ...model.extrapolation import (calibrate_extrapolation, error_table, extrapolation_interval,
+                                    extrapolation_predictions, scale_split, select_by_extrapolation)
+from ...model.forms import LogLinearModel
+from ...model.generic import GenericPerformanceModel
+from ...model.search import make_form
+from ...model.stepmodels import PhaseAwareStepModel, PolluxStepModel
+from ...schema import ROLES, resolve
+from ..store import Results
+from .params import INNER_SPLITS, QUICK_INNER_SPLITS, Params
+
+__all__ = ["Ch7Results", "ScaleStudy", "compute", "inputs", "candidates", "pollux_baselines", "tuned_trees",
+           "SELECTED", "CONFIG"]
+
+#: the configuration columns of a step: GPUs, per-GPU batch, nodes
+CONFIG = ["n_gpus", "batch_per_gpu", "n_nodes"]
+#: the name of the selected phase-aware model in the tables
+SELECTED = "selected"
+_SEED = 0
+
+
+@dataclass
+class ScaleStudy:
+    """One extrapolation study: the test rows with every model's prediction, and their errors.
+
+    ``predictions``: the rows beyond ``fit_max`` (group, the scale column, ``factor`` = column / fit_max, target,
+    and one column per model); ``errors``: :func:`perfkit.model.extrapolation.error_table` of every model on the
+    rows between ``test_min`` and ``test_max``.
+    """
+
+    name: str
+    column: str
+    fit_max: float
+    test_min: float
+    test_max: float
+    target: str
+    groups: str | None
+    models: list
+    predictions: object
+    errors: object
+    n_fit: int
+
+
+@dataclass
+class Ch7Results(Results):
+    """Chapter 7's results."""
+
+    source: str
+    gpu_counts: list
+    selected: str
+    selection: object
+    q_by_job: dict
+    coverage_level: float
+    formulas: dict
+    pollux: ScaleStudy
+    measured: object
+    ch4: ScaleStudy | None = None
+    ch3: ScaleStudy | None = None
+
+    @property
+    def test(self):
+        """Pollux's scored rows (test_min..test_max GPUs) with their predictions and the selected model's interval."""
+        p = self.pollux.predictions
+        return p[(p["n_gpus"] >= self.pollux.test_min) & (p["n_gpus"] <= self.pollux.test_max)]
+
+
+def candidates(quick: bool = False) -> dict:
+    """The phase-aware step-time candidates (simplest first: a tie goes to the first) and Pollux's model."""
+    out = {}
+    forms = ("log", "linear") if quick else ("log", "linear", "sqrt", "ring", "ringlog")
+    for form in forms:
+        for loss in (("huber",) if quick else ("soft_l1", "huber")):
+            for w in ((0.0,) if quick else (0.0, 1.0)):
+                out[f"phase[{form}, {loss}, w={w:g}]"] = PhaseAwareStepModel(sync_form=form, loss=loss,
+                                                                            sync_weight=w)
+    out["pollux"] = PolluxStepModel()
+    return out
+
+
+def _log_config(X):
+    return np.log(np.asarray(X[CONFIG], dtype=float))
+
+
+def tuned_trees(kind: str, quick: bool = False):
+    """A random forest (``"rf"``) or gradient boosting (``"gb"``) on the log configuration and log target,
+    tuned by 5-fold cross-validation on the rows it is fitted on."""
+    from sklearn.compose import TransformedTargetRegressor
+    from sklearn.ensemble import GradientBoostingRegressor, RandomForestRegressor
+    from sklearn.model_selection import GridSearchCV, KFold
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import FunctionTransformer
+
+    if kind == "rf":
+        est = RandomForestRegressor(n_estimators=50 if quick else 100, random_state=_SEED, n_jobs=1)
+        grid = {"min_samples_leaf": [3] if quick else [1, 3, 10], "max_features": [1.0] if quick else [1.0, 0.6]}
+    else:
+        est = GradientBoostingRegressor(random_state=_SEED)
+        grid = ({"n_estimators": [100], "max_depth": [3]} if quick else
+                {"n_estimators": [100, 300], "max_depth": [2, 3], "learning_rate": [0.05, 0.1]})
+    search = GridSearchCV(est, grid, cv=KFold(3 if quick else 5, shuffle=True, random_state=_SEED),
+                          scoring="neg_mean_absolute_error", n_jobs=1)
+    return make_pipeline(FunctionTransformer(_log_config),
+                         TransformedTargetRegressor(search, func=np.log, inverse_func=np.exp))
+
+
+def pollux_baselines(quick: bool = False) -> dict:
+    """The models every extrapolation of the traces is compared with, on the same split."""
+    return {"Pollux's model": PolluxStepModel(),
+            "log-linear": LogLinearModel(extrinsic=CONFIG),
+            "log-linear, no interactions": LogLinearModel(extrinsic=CONFIG, interactions=False),
+            "random forest (tuned)": tuned_trees("rf", quick),
+            "gradient boosting (tuned)": tuned_trees("gb", quick)}
+
+
+def inputs(p: Params) -> list[Path]:
+    """Every file :func:`compute` reads: Pollux's traces and provenance, our measured files and theirs."""
+    ds = EXTERNAL_DATASETS["pollux"]
+    root = ds.provenance_path().parent
+    paths = [ds.provenance_path(), *sorted((root / "pollux").glob("*/*.csv"))]
+    ours = [resolve(v) for v in (p.ch4_dataset, p.ch3_dataset) if v]
+    return paths + ours + [provenance_path(path) for path in ours]
+
+
+def _say(p: Params, text: str) -> None:
+    if p.progress:
+        print(f"[perfkit] ch7 · {text}", flush=True)
+
+
+def _study(name, models, frame, column, fit_max, target, groups, test_min, test_max, predict_drop=()):
+    """Fit every model on the rows <= fit_max (per group) and predict every row beyond; score test_min..test_max."""
+    preds, errors = None, []
+    for label, model in models.items():
+        pred = extrapolation_predictions(model, frame, column, fit_max, target, groups, predict_drop=predict_drop)
+        scored = pred[(pred[column] >= test_min) & (pred[column] <= test_max)]
+        errors.append(error_table(scored, target, groups, label))
+        keep = [c for c in (groups, column, "factor", "distance", target) if c is not None]
+        if preds is None:
+            preds = pred[[*keep, *[c for c in ("n_nodes", "batch_per_gpu", "study") if c in pred.columns]]].copy()
+        preds[label] = pred["predicted"].to_numpy()
+    n_fit = len(scale_split(frame, column, fit_max)[0])
+    return ScaleStudy(name=name, column=column, fit_max=float(fit_max), test_min=float(test_min),
+                      test_max=float(test_max), target=target, groups=groups, models=list(models),
+                      predictions=preds.reset_index(drop=True),
+                      errors=pd.concat(errors, ignore_index=True), n_fit=n_fit)
+
+
+def _pollux(p: Params):
+    """Study 1: select the phase-aware form (inner splits), compare it with the baselines, calibrate intervals."""
+    frame = EXTERNAL_DATASETS["pollux"].load()[["job", "study", *CONFIG, "t_iter", "sync_time"]]
+    splits = QUICK_INNER_SPLITS if p.quick else INNER_SPLITS
+    fit_rows = scale_split(frame, "n_gpus", p.fit_max_gpus)[0]
+    _say(p, f"Pollux: choosing among {len(candidates(p.quick))} step-time forms on inner splits {list(splits)}")
+    best, scores = select_by_extrapolation(candidates(p.quick), fit_rows, "n_gpus", "t_iter", splits,
+                                           predict_drop=["sync_time"])
+    chosen = candidates(p.quick)[best]
+    _say(p, f"Pollux: {best} chosen; fitting it and {len(pollux_baselines())} baselines per job")
+    study = _study("pollux", {SELECTED: chosen, **pollux_baselines(p.quick)}, frame, "n_gpus", p.fit_max_gpus,
+                   "t_iter", "job", p.test_min_gpus, p.test_max_gpus, predict_drop=["sync_time"])
+    q = calibrate_extrapolation(chosen, fit_rows, "n_gpus", "t_iter", splits, alpha=1 - p.coverage,
+                                predict_drop=["sync_time"])
+    pr = study.predictions
+    pr["lower"], pr["upper"] = extrapolation_interval(pr[SELECTED], pr["n_gpus"], p.fit_max_gpus, pr["job"].map(q))
+    formulas = {}
+    for job, rows in fit_rows.groupby("job", sort=True):
+        formulas[job] = clone(chosen).fit(rows.drop(columns=["t_iter", "job"]), rows["t_iter"].to_numpy()).formula()
+    return frame, best, scores, q, formulas, study
+
+
+def _ch4(p: Params) -> ScaleStudy | None:
+    """Study 2: our Chapter 4 file, fitted on the small batches and predicting the large ones."""
+    if not p.ch4_dataset:
+        return None
+    roles = ROLES["ch4"]
+    X, y, _ = load_steps(resolve(p.ch4_dataset), target="epoch_time", roles="ch4")
+    frame = X.assign(epoch_time=np.asarray(y, dtype=float))
+    if p.quick:
+        frame = frame.iloc[:400]
+    models = {"thesis form (eq. 4.4)": GenericPerformanceModel(**roles, random_state=_SEED,
+                                                               **({"maxiter": 60} if p.quick else {})),
+              "log-linear": make_form("loglinear", **roles),
+              "hybrid (LeNet-5 costs)": make_form("hybrid", **roles, network="lenet5"),
+              "random forest": make_baseline("rf", **roles, random_state=_SEED),
+              "gradient boosting": make_baseline("gb", **roles, random_state=_SEED)}
+    big = float(frame["batch_size"].max())
+    _say(p, f"our Chapter 4 file: fit on batch <= {p.ch4_fit_max_batch}, predict up to {big:g}")
+    return _study("ch4_batch", models, frame, "batch_size", p.ch4_fit_max_batch, "epoch_time", None,
+                  np.nextafter(p.ch4_fit_max_batch, np.inf), big)
+
+
+def _ch3_frame(path) -> pd.DataFrame:
+    """One row per timed iteration of each successful Chapter 3 sample: the slowest worker's ``t_iter``."""
+    d = pd.read_csv(path)
+    d = d[d["status"] == "ok"]
+    it = d.groupby(["model", "mode", "workers", "iteration"], sort=True)["t_iter"].max().reset_index()
+    return it.drop(columns=["iteration"])
+
+
+def _ch3(p: Params) -> ScaleStudy | None:
+    """Study 3: our Chapter 3 file, each network fitted on few workers and predicting more."""
+    if not p.ch3_dataset:
+        return None
+    frame = _ch3_frame(resolve(p.ch3_dataset))
+    if p.quick:
+        frame = frame.groupby(["model", "mode", "workers"], sort=True).head(40).reset_index(drop=True)
+    roles = dict(categorical=["mode"], extrinsic=["workers"])
+    models = {"log-linear": LogLinearModel(**roles),
+              "thesis form (eq. 4.4)": GenericPerformanceModel(**roles, random_state=_SEED,
+                                                               **({"maxiter": 60} if p.quick else {})),
+              "random forest": make_baseline("rf", **roles, random_state=_SEED),
+              "gradient boosting": make_baseline("gb", **roles, random_state=_SEED)}
+    most = float(frame["workers"].max())
+    _say(p, f"our Chapter 3 file: fit on <= {p.ch3_fit_max_workers} workers, predict up to {most:g}")
+    return _study("ch3_workers", models, frame, "workers", p.ch3_fit_max_workers, "t_iter", "model",
+                  np.nextafter(p.ch3_fit_max_workers, np.inf), most)
+
+
+def compute(p: Params) -> Ch7Results:
+    """Every study of Chapter 7 (single-threaded BLAS: the results do not depend on the core count)."""
+    with threadpool_limits(1), warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # constant columns and convergence notes of the baselines' refits
+        frame, best, scores, q, formulas, study = _pollux(p)
+        ch4, ch3 = _ch4(p), _ch3(p)
+    return Ch7Results(source="data/external/pollux (load_pollux)", gpu_counts=sorted(frame["n_gpus"].unique().tolist()),
+                      selected=best, selection=scores, q_by_job=q, coverage_level=p.coverage, formulas=formulas,
+                      pollux=study, measured=frame, ch4=ch4, ch3=ch3)

@@ -1,0 +1,64 @@
+"""Chapter 7's parameters (the notebook's ``parameters`` cell) and their rules."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..ch4 import FIT_CHECKS
+from ..result import ParamsBase, at_least, existing_file, make_params, number_at_least
+
+__all__ = ["Params", "check_params", "INNER_SPLITS", "QUICK_INNER_SPLITS"]
+
+#: inner extrapolation splits of the fit rows (fit <= a, score b..c GPUs) that select the phase-aware form and
+#: calibrate its intervals: the first has the outer protocol's 2-4x factors (<= 16 -> 32..64)
+INNER_SPLITS = ((4, 8, 16), (6, 10, 16), (8, 12, 16))
+#: quick mode: the split with the outer protocol's factors only
+QUICK_INNER_SPLITS = ((4, 8, 16),)
+
+
+@dataclass(frozen=True)
+class Params(ParamsBase):
+    """Parameters of Chapter 7 (the notebook's ``parameters`` cell); :data:`Params.CHECKS` are their rules."""
+
+    quick: bool = False  # small budgets for tests: fewer candidates, one inner split, smaller tree grids
+    fit_max_gpus: int = 16  # Pollux traces: fit on the rows with at most this many GPUs
+    test_min_gpus: int = 32  # ... and predict the rows with at least this many (up to test_max_gpus)
+    test_max_gpus: int = 64
+    coverage: float = 0.9  # level of the prediction intervals that widen with the extrapolation distance
+    ch4_dataset: str = "data/measured/pytorch-cpu/ch4_lenet5.csv"  # our Chapter 4 file; "" skips its study
+    ch4_fit_max_batch: int = 32  # ... fit on batches up to this, predict the larger ones
+    ch3_dataset: str = "data/measured/pytorch-cpu/ch3_phases.csv"  # our Chapter 3 file; "" skips its study
+    ch3_fit_max_workers: int = 2  # ... fit on worker counts up to this, predict the larger ones
+    n_jobs: int = -1  # kept for the common interface (every fit here is single-threaded and seeded)
+    progress: bool = True  # progress lines for the long parts
+    figures_dir: str = ""  # folder for figures and tables (ChapterResult.save); "" means figures/
+    cache: bool = True  # read the results cache when parameters, data and code are unchanged (False: recompute)
+
+    CHECKS = {
+        "fit_max_gpus": at_least(2),
+        "test_min_gpus": at_least(2),
+        "test_max_gpus": at_least(2),
+        "coverage": number_at_least(0, strict=True),
+        "ch4_dataset": existing_file("a `perfkit collect ch4` output", empty='"" to skip the batch-size study'),
+        "ch4_fit_max_batch": at_least(1),
+        "ch3_dataset": existing_file("a `perfkit collect ch3` output", empty='"" to skip the workers study'),
+        "ch3_fit_max_workers": at_least(1),
+        "n_jobs": FIT_CHECKS["n_jobs"],
+        "figures_dir": FIT_CHECKS["figures_dir"],
+    }
+
+
+def check_params(**params) -> Params:
+    """The checked :class:`Params` of Chapter 7, or one :class:`~perfkit.chapters.result.ParameterError`.
+
+    Besides :data:`Params.CHECKS`: ``coverage`` below 1, and fit_max_gpus < test_min_gpus <= test_max_gpus (the
+    predicted rows lie beyond the fitted ones).
+    """
+    from ..result import ParameterError
+
+    p = make_params(Params, params)
+    if not p.coverage < 1:
+        raise ParameterError(f"coverage: got {p.coverage!r}; expected a number in (0, 1)")
+    if not p.fit_max_gpus < p.test_min_gpus <= p.test_max_gpus:
+        raise ParameterError(f"test_min_gpus: got {p.test_min_gpus} (fit_max_gpus {p.fit_max_gpus}, test_max_gpus "
+                             f"{p.test_max_gpus}); expected fit_max_gpus < test_min_gpus <= test_max_gpus")
+    return p

@@ -1,0 +1,45 @@
+"""What each section of Chapter 7 says, written from the numbers the chapter computed (data-dependent text only)."""
+from __future__ import annotations
+
+from ...report.claims import fmt
+from ..common import verdict_counts, verdict_text
+
+__all__ = ["ch7_readings"]
+
+
+def _best(table, column="median"):
+    t = table.set_index("model")[column].sort_values()
+    return t.index[0], float(t.iloc[0])
+
+
+def ch7_readings(res) -> dict:
+    """A short Markdown paragraph per section, from ``res.numbers`` and ``res.tables``; ``summary`` joins them."""
+    q, T = res.numbers, res.tables
+    out = {}
+    mape = T["ext_scale_mape"].set_index("model")["median"]
+    others = mape.drop("selected")
+    out["pollux"] = (f"Fitted on <= {q['fit_max']:g} GPUs and scored on {q['test_min']:g}–{q['test_max']:g} "
+                     f"({q['n_test']} rows of six jobs), the selected step-time form ({q['selected']}, chosen on "
+                     f"inner splits of the fit rows only) errs {mape['selected']:.1f} % (median over jobs); the "
+                     f"best baseline, {others.idxmin()}, {others.min():.1f} %, and the worst, {others.idxmax()}, "
+                     f"{others.max():.1f} %. Worst job for the selected form: {q['worst_job']} "
+                     f"({q['worst_job_mape']:.1f} %).")
+    cov = T["ext_scale_coverage"].set_index("where")
+    out["intervals"] = (f"Its {fmt(100 * q['coverage_level'])} % intervals, calibrated on the same inner splits and "
+                        f"widening with log2 of the distance beyond the fitted GPUs, cover "
+                        f"{cov.loc['all', 'coverage']:.0f} % of the scored rows (median half-width "
+                        f"{cov.loc['all', 'median_half_width']:.0f} % of the prediction): "
+                        f"{verdict_text(T['claims_ch7'], 'coverage')} against the 80–95 % band.")
+    own = []
+    if "ext_ch4_batch" in T:
+        name, value = _best(T["ext_ch4_batch"], "all")
+        own.append(f"on our LeNet-5 epoch times, fitted on batch <= {q['ch4_fit_max']:g}, the best extrapolation to "
+                   f"larger batches is the {name} at {value:.1f} %")
+    if "ext_ch3_workers" in T:
+        name, value = _best(T["ext_ch3_workers"])
+        own.append(f"on our Chapter 3 iterations, fitted on <= {q['ch3_fit_max']:g} workers, the {name} "
+                   f"({value:.1f} %, median over networks)")
+    out["own"] = ("Beyond the traces: " + "; ".join(own) + ".") if own else ""
+    out["claims"] = f"In the claims ledger {verdict_counts(T['claims_ch7'])}."
+    out["summary"] = " ".join(out[k] for k in ("pollux", "intervals", "own", "claims") if out[k])
+    return out

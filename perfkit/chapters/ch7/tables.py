@@ -1,0 +1,47 @@
+"""Chapter 7's tables: pure functions of :class:`~.compute.Ch7Results`."""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+__all__ = ["by_group", "by_factor", "coverage_table", "formulas_table"]
+
+
+def by_group(study) -> pd.DataFrame:
+    """Model × group MAPE (%) on the scored rows (all factors), with the median over groups last."""
+    e = study.errors
+    t = e[e["factor"].astype(str) == "all"].pivot(index="model", columns="group", values="mape")
+    cols = [c for c in t.columns if c != "median"] + (["median"] if "median" in t.columns else [])
+    return t.loc[study.models, cols].rename_axis(columns=None).reset_index()
+
+
+def by_factor(study) -> pd.DataFrame:
+    """Model × extrapolation factor (column / fit_max) MAPE (%), the median over groups (or all rows)."""
+    e = study.errors
+    e = e[(e["group"] == "median") & (e["factor"].astype(str) != "all")]
+    t = e.assign(factor=[f"{float(f):g}×" for f in e["factor"]]).pivot(index="model", columns="factor",
+                                                                         values="mape")
+    order = sorted(t.columns, key=lambda c: float(c[:-1]))
+    return t.loc[study.models, order].rename_axis(columns=None).reset_index()
+
+
+def coverage_table(test, level: float, q_by_job: dict) -> pd.DataFrame:
+    """Share (%) of the scored rows inside the selected model's intervals, per job and per factor, with the
+    fitted half-width q (log units per unit of distance) and the median relative half-width."""
+    inside = (test["t_iter"] >= test["lower"]) & (test["t_iter"] <= test["upper"])
+    half = (test["upper"] - test["lower"]) / 2 / test["selected"]
+    rows = [dict(where=f"job {j}", n=int((test["job"] == j).sum()), coverage=100 * float(inside[test["job"] == j].mean()),
+                 q=q_by_job.get(j, np.nan), median_half_width=100 * float(half[test["job"] == j].median()))
+            for j in sorted(test["job"].unique())]
+    rows += [dict(where=f"{f:g}× the fitted GPUs", n=int((test["factor"] == f).sum()),
+                  coverage=100 * float(inside[test["factor"] == f].mean()), q=np.nan,
+                  median_half_width=100 * float(half[test["factor"] == f].median()))
+             for f in sorted(test["factor"].unique())]
+    rows.append(dict(where="all", n=len(test), coverage=100 * float(inside.mean()), q=np.nan,
+                     median_half_width=100 * float(half.median())))
+    return pd.DataFrame(rows).assign(stated=100 * level)
+
+
+def formulas_table(formulas: dict) -> pd.DataFrame:
+    """One row per job: the selected form fitted on that job's fit rows, as one formula."""
+    return pd.DataFrame([dict(job=j, formula=f) for j, f in formulas.items()])

@@ -1,0 +1,84 @@
+"""Chapter 7 (measure small, predict large): the protocol keeps the scored rows out of every choice, the chapter
+presents what it computed, and its parameters are checked before anything runs."""
+import numpy as np
+import pytest
+
+from perfkit.chapters import ch7
+from perfkit.chapters.ch7.compute import CONFIG, candidates
+from perfkit.chapters.result import ParameterError
+from perfkit.data.external import load_external
+from perfkit.model.extrapolation import calibrate_extrapolation, scale_split, select_by_extrapolation
+
+VERDICTS = {"holds", "does not hold", "inconclusive", "cannot be tested here"}
+
+
+@pytest.fixture(scope="module")
+def result(tmp_path_factory):
+    return ch7.analyse(quick=True, progress=False, figures_dir=str(tmp_path_factory.mktemp("figs")))
+
+
+def test_the_chapter_shows_every_model_on_every_study(result):
+    T = result.tables
+    assert list(T["ext_scale_mape"].columns) == ["model", "bert", "cifar10", "deepspeech2", "imagenet", "ncf",
+                                                 "yolov3", "median"]
+    assert T["ext_scale_mape"]["model"].iloc[0] == "selected" and len(T["ext_scale_mape"]) == 6
+    assert list(T["ext_scale_by_factor"].columns) == ["model", "2×", "2.5×", "3×", "3.5×", "4×"]
+    assert set(T["ext_ch4_batch"].columns) == {"model", "2×", "4×", "all"}
+    assert set(T["ext_ch3_workers"].columns) == {"model", "ae", "cnn", "mlp", "median"}
+    assert np.isfinite(T["ext_scale_mape"].drop(columns="model").to_numpy(dtype=float)).all()
+    assert set(result.figures) == {"ext_scale_curves", "ext_scale_by_factor", "ext_own_data"}
+    claims = T["claims_ch7"]
+    assert list(claims["key"]) == ["median_10", "beats_baselines", "coverage", "ch4_batch", "ch3_workers"]
+    assert set(claims["verdict"]) <= VERDICTS and (claims["verdict"] != "cannot be tested here").all()
+    assert result.readings["summary"].startswith("Fitted on <= 16 GPUs")
+
+
+def test_scored_rows_are_those_between_the_test_bounds(result):
+    test = result.results.test
+    assert test["n_gpus"].between(32, 64).all() and len(test) == result.numbers["n_test"]
+    assert (test["lower"] < test["selected"]).all() and (test["selected"] < test["upper"]).all()
+    # the interval widens with the distance beyond the fitted maximum (same job, same q)
+    for _, g in test.groupby("job"):
+        rel = (g["upper"] / g["selected"]).groupby(g["n_gpus"]).first()
+        assert rel.is_monotonic_increasing
+
+
+def test_the_choice_and_the_intervals_never_see_the_scored_rows():
+    """Scrambling every time beyond the fitted GPUs changes neither the selected form nor the calibration."""
+    frame = load_external("pollux")[0][["job", "study", *CONFIG, "t_iter", "sync_time"]]
+    rng = np.random.default_rng(0)
+    beyond = frame["n_gpus"] > 16
+    scrambled = frame.copy()
+    scrambled.loc[beyond, "t_iter"] = rng.permutation(frame.loc[beyond, "t_iter"].to_numpy()) * 3.0
+    picks = []
+    for f in (frame, scrambled):
+        fit = scale_split(f, "n_gpus", 16)[0]
+        best, _ = select_by_extrapolation(candidates(quick=True), fit, "n_gpus", "t_iter", [(4, 8, 16)],
+                                          predict_drop=["sync_time"])
+        q = calibrate_extrapolation(candidates(quick=True)[best], fit, "n_gpus", "t_iter", [(4, 8, 16)],
+                                    predict_drop=["sync_time"])
+        picks.append((best, q))
+    assert picks[0] == picks[1]
+
+
+@pytest.mark.parametrize("kw, culprit", [
+    (dict(test_min_gpus=16), "test_min_gpus"),
+    (dict(test_min_gpus=80), "test_min_gpus"),
+    (dict(coverage=1.0), "coverage"),
+    (dict(coverage=0), "coverage"),
+    (dict(fit_max_gpus=1), "fit_max_gpus"),
+    (dict(ch4_dataset="data/measured/none.csv"), "ch4_dataset"),
+    (dict(ch3_fit_max_workers=0), "ch3_fit_max_workers"),
+    (dict(gpus=8), "gpus: not a parameter"),
+    (dict(coverage="0.9"), "coverage"),
+])
+def test_bad_parameters_are_one_error_naming_them(kw, culprit):
+    with pytest.raises(ParameterError) as err:
+        ch7.check_params(**kw)
+    assert culprit in str(err.value)
+
+
+def test_a_study_can_be_skipped():
+    p = ch7.check_params(ch4_dataset="", ch3_dataset="", quick=True, progress=False)
+    r = ch7.compute(p)
+    assert r.ch4 is None and r.ch3 is None and r.selected
