@@ -4,17 +4,17 @@ Run: ``.venv/bin/python benchmarks/bench_scale.py``. Writes ``benchmarks/results
 with machine info. About a minute on 2 cores (every fit single-threaded).
 
 Data: Pollux's published traces (OSDI 2021, AWS, 16 nodes × 4 NVIDIA T4; Apache-2.0), six jobs, through
-:func:`perfkit.data.pollux.load_pollux` (or the CSVs of ``/work/shared/external/pollux`` when that loader is
-missing). Protocol, per job (each job modelled on its own): fit on every row with ``n_gpus`` <= 16 (all
+:func:`perfkit.data.pollux.load_pollux` (shipped under ``data/external/pollux/``). Protocol, per job (each job modelled on its own): fit on every row with ``n_gpus`` <= 16 (all
 placement rows and the scalability rows with <= 16 GPUs), test on the rows with 32-64 GPUs; the rows with
 20, 24 and 28 GPUs are in neither set. Metric: MAPE (%) of ``t_iter`` on the test rows, per job, per
 extrapolation factor (n_gpus / 16: 2 = 32 GPUs ... 4 = 64 GPUs) and the median over the six jobs.
 ``sync_time`` (a measured phase) is given to ``fit`` only: every prediction is made without it.
 
-Models: the phase-aware model selected by the inner protocol (below), :class:`PolluxStepModel`, the
-project's :class:`LogLinearModel` (extrinsic n_gpus, batch_per_gpu, n_nodes; default lasso with
-interactions, and with ``interactions=False``), and a random forest and gradient boosting on the log
-configuration columns (log target), tuned by 5-fold CV on the fit rows only (fixed seeds).
+Models: Chapter 7's (``perfkit/chapters/ch7/compute.py``): the phase-aware model selected by the inner
+protocol (below), :class:`PolluxStepModel`, the project's :class:`LogLinearModel` (extrinsic n_gpus,
+batch_per_gpu, n_nodes; default lasso with interactions, and with ``interactions=False``), and a random forest
+and gradient boosting on the log configuration columns (log target), tuned by 5-fold CV on the fit rows only
+(fixed seeds). Chapter 7 presents the same protocol; this script times it and records the machine.
 
 Selection without the test rows: every candidate of :func:`candidates` is scored by inner extrapolation
 splits of the fit rows (fit <= 4 GPUs → score 8-16, the same 2-4× factors as the outer protocol; <= 6 →
@@ -36,7 +36,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _machine import machine_info, numeric_summary, write_results  # noqa: E402
 
 OUT = Path(__file__).resolve().parent / "results" / "scale"
-CSV_ROOT = Path("/work/shared/external/pollux")
 JOBS = ("bert", "cifar10", "deepspeech2", "imagenet", "ncf", "yolov3")
 CONFIG = ["n_gpus", "batch_per_gpu", "n_nodes"]
 FIT_MAX, TEST_MIN, TEST_MAX = 16, 32, 64
@@ -46,83 +45,27 @@ SEED = 0
 
 
 # ------------------------------------------------------------------------------ data
-def _read_csvs(root=CSV_ROOT):
-    """The traces as a tidy frame, read from the CSVs (when perfkit.data.pollux is not there)."""
-    import pandas as pd
-
-    parts = []
-    for job in JOBS:
-        p = pd.read_csv(root / job / "placements.csv", dtype={"placement": str})
-        p["n_nodes"] = p.placement.str.len()
-        p["n_gpus"] = p.placement.map(lambda s: sum(int(c) for c in s))
-        s = pd.read_csv(root / job / "scalability.csv").rename(columns={"num_nodes": "n_nodes",
-                                                                         "num_replicas": "n_gpus"})
-        for d, study in ((p, "placements"), (s, "scalability")):
-            parts.append(d.assign(job=job, study=study))
-    d = pd.concat(parts, ignore_index=True).rename(columns={"local_bsz": "batch_per_gpu", "step_time": "t_iter"})
-    return d
-
-
 def traces():
     """(frame of job, study, n_gpus, n_nodes, batch_per_gpu, t_iter, sync_time; where it came from)."""
-    try:
-        from perfkit.data.pollux import load_pollux
+    from perfkit.data.pollux import load_pollux
 
-        d, source = load_pollux(), "perfkit.data.pollux.load_pollux()"
-    except (ImportError, FileNotFoundError, ValueError) as exc:
-        d, source = _read_csvs(), f"{CSV_ROOT} (loader unavailable: {exc})"
     cols = ["job", "study", *CONFIG, "t_iter", "sync_time"]
-    return d[cols].reset_index(drop=True), source
+    return load_pollux()[cols].reset_index(drop=True), "data/external/pollux (perfkit.data.pollux.load_pollux())"
 
 
 # ------------------------------------------------------------------------------ models
-def _log_config(X):
-    return np.log(np.asarray(X[CONFIG], dtype=float))
-
-
-def _tree_model(kind: str):
-    """Random forest / gradient boosting on log configuration, log target, tuned by 5-fold CV (fit rows)."""
-    from sklearn.compose import TransformedTargetRegressor
-    from sklearn.ensemble import GradientBoostingRegressor, RandomForestRegressor
-    from sklearn.model_selection import GridSearchCV, KFold
-    from sklearn.pipeline import make_pipeline
-    from sklearn.preprocessing import FunctionTransformer
-
-    if kind == "rf":
-        est, grid = RandomForestRegressor(n_estimators=100, random_state=SEED, n_jobs=1), {
-            "min_samples_leaf": [1, 3, 10], "max_features": [1.0, 0.6]}
-    else:
-        est, grid = GradientBoostingRegressor(random_state=SEED), {
-            "n_estimators": [100, 300], "max_depth": [2, 3], "learning_rate": [0.05, 0.1]}
-    search = GridSearchCV(est, grid, cv=KFold(5, shuffle=True, random_state=SEED),
-                          scoring="neg_mean_absolute_error", n_jobs=1)
-    return make_pipeline(FunctionTransformer(_log_config),
-                         TransformedTargetRegressor(search, func=np.log, inverse_func=np.exp))
-
-
 def candidates() -> dict:
-    """The phase-aware candidates (simplest first: ties go to the first) and Pollux's model."""
-    from perfkit.model.stepmodels import PhaseAwareStepModel, PolluxStepModel
+    """The phase-aware candidates and Pollux's model: Chapter 7's (:func:`perfkit.chapters.ch7.compute.candidates`)."""
+    from perfkit.chapters.ch7.compute import candidates as chapter_candidates
 
-    out = {}
-    for form in ("log", "linear", "sqrt", "ring", "ringlog"):
-        for loss in ("soft_l1", "huber"):
-            for w in (0.0, 1.0):
-                out[f"phase[{form}, {loss}, w={w:g}]"] = PhaseAwareStepModel(sync_form=form, loss=loss,
-                                                                            sync_weight=w)
-    out["pollux"] = PolluxStepModel()
-    return out
+    return chapter_candidates()
 
 
 def baselines() -> dict:
-    from perfkit.model import LogLinearModel
-    from perfkit.model.stepmodels import PolluxStepModel
+    """Chapter 7's baselines (:func:`perfkit.chapters.ch7.compute.pollux_baselines`)."""
+    from perfkit.chapters.ch7.compute import pollux_baselines
 
-    return {"PolluxStepModel": PolluxStepModel(),
-            "LogLinearModel": LogLinearModel(extrinsic=CONFIG),
-            "LogLinearModel (no interactions)": LogLinearModel(extrinsic=CONFIG, interactions=False),
-            "RandomForest (CV-tuned)": _tree_model("rf"),
-            "GradientBoosting (CV-tuned)": _tree_model("gbr")}
+    return pollux_baselines()
 
 
 # ------------------------------------------------------------------------------ protocol

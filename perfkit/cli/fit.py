@@ -2,12 +2,18 @@
 
 The names ``--method``, ``--form`` and ``--intervals`` accept come from the
 model's registries (:data:`perfkit.model.generic.METHODS`,
-:data:`perfkit.model.search.FORMS`, :data:`perfkit.model.intervals.METHODS`).
+:data:`perfkit.model.search.FORMS` and :data:`perfkit.model.stepmodels.STEP_FORMS`,
+:data:`perfkit.model.intervals.METHODS`).
+
+Measure small, predict large: ``--form pollux|phases`` (the step-time forms, with ``--gpus``, ``--nodes``,
+``--batch``), ``--phases COL`` (measured phases, read in fit only) and ``--extrapolate COL[:MAX]`` (fit on
+COL <= MAX, score the rows beyond, by extrapolation factor): :mod:`perfkit.cli.extrapolate`.
 """
 from __future__ import annotations
 
 from .._io import NA_IS_LEVEL_HELP
-from .fit_checks import AUTO, DEFAULT_CODING, DEFAULT_FORM, DEFAULT_INTERVALS, DEFAULT_METHOD, DEFAULT_PENALTY
+from .fit_checks import (AUTO, DEFAULT_CODING, DEFAULT_FORM, DEFAULT_INTERVALS, DEFAULT_METHOD, DEFAULT_PENALTY,
+                         DEFAULT_TEST_SIZE)
 
 #: the subcommand's line in ``perfkit --help``
 HELP = "fit the generic performance model to your own measurements (CSV)"
@@ -20,6 +26,7 @@ def add_arguments(parser) -> None:
     from ..model.generic import METHODS as ENGINE_NAMES
     from ..model.intervals import METHODS as INTERVAL_METHODS
     from ..model.search import FORMS
+    from ..model.stepmodels import STEP_FORMS
 
     parser.add_argument("csv", help="measurements, one row per configuration")
     parser.add_argument("--target", required=True, help="column with the measured time")
@@ -31,8 +38,9 @@ def add_arguments(parser) -> None:
                         help="regularisation (default none)")
     parser.add_argument("--lam", type=float, default=0.0, help="regularisation strength λ")
     parser.add_argument("--seeds", type=int, default=10, help="fits with seeds 0..N-1; the best objective is kept")
-    parser.add_argument("--test-size", type=float, default=0.33,
-                        help="held-out share (0-1) or row count (>= 1) for MAPE/R² (default 0.33)")
+    parser.add_argument("--test-size", type=float, default=None,
+                        help=f"held-out share (0-1) or row count (>= 1) for MAPE/R², drawn at random (default "
+                             f"{DEFAULT_TEST_SIZE:g}; not with --extrapolate)")
     parser.add_argument("--method", choices=list(ENGINE_NAMES), default=DEFAULT_METHOD, help="fitting engine")
     parser.add_argument("--coding", choices=list(CODINGS), default=DEFAULT_CODING,
                         help="categorical coding")
@@ -45,10 +53,15 @@ def add_arguments(parser) -> None:
                              "seeded, so the results do not depend on it)")
     parser.add_argument("--out", default="model.json", help="where to save the fitted model (JSON)")
     parser.add_argument("--na-is-level", action="store_true", help=NA_IS_LEVEL_HELP)
-    parser.add_argument("--form", choices=[*FORMS, AUTO], default=DEFAULT_FORM,
+    parser.add_argument("--form", choices=[*FORMS, *STEP_FORMS, AUTO], default=DEFAULT_FORM,
                         help="model form: the thesis's eq. 4.4 (default), a log-space power law with interactions, "
-                             "analytic costs times rates (needs --network), or auto: all of them scored by CV, the "
-                             "simplest within one standard error of the best is kept")
+                             "analytic costs times rates (needs --network), the step time of data-parallel training "
+                             "from GPUs, nodes and per-GPU batch (pollux: Pollux's model; phases: fitted with the "
+                             "measured synchronisation time of --phases; both need --gpus, --nodes, --batch), or "
+                             "auto: all of them scored by CV (the step forms when --gpus, --nodes, --batch are given), "
+                             "the simplest within one standard error of the best is kept (with --extrapolate: the "
+                             "best on inner extrapolation splits)")
+    _add_scale_arguments(parser)
     parser.add_argument("--network", default=None,
                         help="network of the measurements for the hybrid form's cost model (lenet5, resattnet3d, "
                              "ch3_cnn, ch3_mlp, ch3_ae)")
@@ -67,6 +80,27 @@ def add_arguments(parser) -> None:
                              "`perfkit predict --interval` works; the other forms always calibrate")
 
 
+def _add_scale_arguments(parser) -> None:
+    """The options of measuring small and predicting large: the step forms' columns, ``--phases``,
+    ``--extrapolate``."""
+    parser.add_argument("--gpus", default=None, metavar="COL",
+                        help="step forms: column of the number of GPUs (data-parallel replicas), whole numbers >= 1")
+    parser.add_argument("--nodes", default=None, metavar="COL",
+                        help="step forms: column of the number of nodes the GPUs sit on (1 <= nodes <= GPUs)")
+    parser.add_argument("--batch", default=None, metavar="COL",
+                        help="step forms: column of the batch per GPU (> 0)")
+    parser.add_argument("--phases", default="", metavar="COL[,COL...]",
+                        help="measured phase columns (times >= 0 per step, e.g. sync_time), read in fit only and "
+                             "never as features: prediction needs the configuration alone. --form phases uses one, "
+                             "the synchronisation time; the other forms ignore them (a line says so)")
+    parser.add_argument("--extrapolate", default=None, metavar="COL[:MAX]",
+                        help="instead of a random --test-size split, fit on the rows with COL <= MAX and report "
+                             "the errors of the rows beyond, by extrapolation factor COL/MAX, beside a random forest "
+                             "and gradient boosting; the saved model's intervals widen with the distance beyond MAX. "
+                             "Default MAX: the largest value of COL at most half its largest (the held-out rows "
+                             "reach at least 2x)")
+
+
 def run(args, argv=None) -> None:
     """``perfkit fit``: every flag, the output path and the data are checked before the first fit starts.
 
@@ -74,8 +108,13 @@ def run(args, argv=None) -> None:
     a finite number >= 0 (> 0 needs ``--penalty``); ``--test-size`` a share in
     (0, 1) or a whole number of rows (see :func:`~perfkit.cli.fit_checks.held_out_rows`);
     ``--out`` not a folder nor the input CSV; the target a numeric column of
-    times > 0. The first seed is timed and the time left is printed on stderr,
-    then a progress bar (stderr) follows the other seeds.
+    times > 0. ``--extrapolate COL[:MAX]`` (not with ``--test-size``): COL a
+    numeric column > 0 that is neither the target nor a phase, with fit and
+    held-out rows on both sides of MAX; ``--phases`` columns present, numbers
+    >= 0, and no role column; ``--gpus/--nodes/--batch`` all three with a step
+    form (or ``--form auto``), never with another form. The first seed is
+    timed and the time left is printed on stderr, then a progress bar (stderr)
+    follows the other seeds.
     """
     from .fitting import fit_command  # imports the model (scikit-learn, scipy) only when a fit runs
 

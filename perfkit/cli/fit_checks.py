@@ -4,8 +4,8 @@ from __future__ import annotations
 import math
 
 __all__ = ["AUTO", "DEFAULT_CODING", "DEFAULT_FORM", "DEFAULT_INTERVALS", "DEFAULT_METHOD", "DEFAULT_PENALTY",
-           "MIN_HELD_OUT", "check_fit_flags", "check_form_flags", "check_levels", "check_target_spread",
-           "held_out_rows"]
+           "DEFAULT_TEST_SIZE", "MIN_HELD_OUT", "STEP_FLAGS", "check_fit_flags", "check_form_flags", "check_levels",
+           "check_step_flags", "check_target_spread", "held_out_rows", "parse_extrapolate", "uses_phases"]
 
 #: ``--form`` value that scores every form by cross-validation and keeps one
 AUTO = "auto"
@@ -16,6 +16,12 @@ DEFAULT_PENALTY = "none"
 DEFAULT_CODING = "thesis"
 #: the default of ``--intervals`` (listed first among the interval methods)
 DEFAULT_INTERVALS = "studentized"
+#: the held-out share of the random split when neither ``--test-size`` nor ``--extrapolate`` is given
+DEFAULT_TEST_SIZE = 0.33
+#: the role flags of the step forms (:data:`perfkit.model.stepmodels.STEP_FORMS`): the columns of K, N and m
+STEP_FLAGS = ("gpus", "nodes", "batch")
+#: the step form that is fitted with a measured phase (the synchronisation time per step)
+PHASE_FORM = "phases"
 
 
 #: the fewest held-out rows a fit is scored on (R² and the intervals' coverage need a spread of held-out times)
@@ -66,7 +72,71 @@ def check_fit_flags(args) -> None:
         raise ValueError(f"--lam: expected a finite number >= 0, got {args.lam:g}")
     if args.penalty == DEFAULT_PENALTY and args.lam > 0:
         raise ValueError(f"--lam {args.lam:g} needs --penalty l1 or l2")
-    held_out_rows(args.test_size)  # its form; its size is checked against the rows later
+    if args.extrapolate is not None and args.test_size is not None:
+        raise ValueError(f"--extrapolate {args.extrapolate} and --test-size {args.test_size:g}: give one; "
+                         "--extrapolate holds out the rows beyond its MAX instead of a random share")
+    if args.extrapolate is not None:
+        parse_extrapolate(args.extrapolate)
+    else:
+        held_out_rows(DEFAULT_TEST_SIZE if args.test_size is None else args.test_size)  # its size: checked later
+
+
+def parse_extrapolate(text: str):
+    """``--extrapolate COL[:MAX]`` → ``(COL, MAX or None)``; MAX a finite number > 0."""
+    col, sep, top = str(text).rpartition(":") if ":" in str(text) else (str(text), "", "")
+    col = col.strip()
+    if not col:
+        raise ValueError(f"--extrapolate {text!r}: expected COL or COL:MAX (a column and the largest value of it "
+                         "to fit on), e.g. n_gpus:16")
+    if not sep:
+        return col, None
+    try:
+        value = float(top)
+    except ValueError:
+        raise ValueError(f"--extrapolate {text}: MAX {top.strip()!r} is not a number; expected COL:MAX, e.g. "
+                         f"{col}:16") from None
+    if not math.isfinite(value) or value <= 0:
+        raise ValueError(f"--extrapolate {text}: MAX must be a finite number > 0, got {top.strip()}")
+    return col, value
+
+
+def uses_phases(args) -> bool:
+    """Whether a form that ``args`` fits (or searches) is fitted with a measured phase column."""
+    return args.form == PHASE_FORM or (args.form == AUTO and args.gpus is not None)
+
+
+def check_step_flags(args) -> None:
+    """``--gpus/--nodes/--batch`` all given with a step form (or none or all with ``--form auto``), never with
+    another form; the step forms take no ``--numeric/--categorical/--extrinsic``; ``--form phases`` takes exactly
+    one ``--phases`` column (the synchronisation time)."""
+    from ..model.stepmodels import STEP_FORMS
+    from ..model.validation import column_list
+
+    given = [f for f in STEP_FLAGS if getattr(args, f) is not None]
+    step = args.form in STEP_FORMS
+    if step or (args.form == AUTO and given):
+        missing = [f"--{f}" for f in STEP_FLAGS if f not in given]
+        if missing:
+            raise ValueError(f"--form {args.form}{' with step forms' if not step else ''} needs --gpus, --nodes and "
+                             f"--batch (the columns of the GPU count, the node count and the per-GPU batch); "
+                             f"missing: {', '.join(missing)}")
+    elif given:
+        raise ValueError(f"--{given[0]}: --gpus/--nodes/--batch belong to the step forms (--form "
+                         f"{' or '.join(STEP_FORMS)}, or auto), not --form {args.form}")
+    cols = [getattr(args, f).strip() for f in given]
+    if any(not c for c in cols) or len(set(cols)) < len(cols):
+        raise ValueError(f"--gpus, --nodes, --batch: expected three different column names, got {cols}")
+    if step and (args.numeric or args.categorical or args.extrinsic):
+        raise ValueError(f"--numeric/--categorical/--extrinsic: --form {args.form} reads only its --gpus, --nodes "
+                         "and --batch columns; give those (the baselines use them too)")
+    phases = column_list("phases", args.phases)
+    if args.form == PHASE_FORM and not phases:
+        raise ValueError("--form phases needs --phases COL: the measured time per step spent synchronising "
+                         "gradients (read in fit only); without a measured phase use --form pollux")
+    if uses_phases(args) and len(phases) > 1:
+        raise ValueError(f"--phases {','.join(phases)}: the phases form uses one phase column, the measured "
+                         f"synchronisation (communication) time per step, got {len(phases)}; give only that one "
+                         "(e.g. --phases t_c of perfkit's harness, sync_time of Pollux's traces)")
 
 
 def check_form_flags(args) -> None:
@@ -84,6 +154,7 @@ def check_form_flags(args) -> None:
         raise ValueError(f"--penalty/--lam/--method/--coding/--scale belong to --form thesis, not --form {args.form}")
     if args.form == AUTO and args.intervals == "split":
         raise ValueError("--intervals split: the form search calibrates from its own folds; use studentized or cv+")
+    check_step_flags(args)
 
 
 def check_levels(X, categorical) -> None:

@@ -18,7 +18,8 @@ def add_arguments(parser) -> None:
     parser.add_argument("--out", default=None, help="write the table with the columns `predicted` and `extrapolated` "
                                                     "here (default: stdout)")
     parser.add_argument("--interval", type=float, default=None, metavar="COVERAGE",
-                        help="add conformal interval columns lower, upper (e.g. 0.9) and extrapolated")
+                        help="add conformal interval columns lower, upper (e.g. 0.9) and extrapolated (and distance "
+                             "for a model fitted with --extrapolate: its intervals widen with it)")
 
 
 def run(args, argv=None) -> None:
@@ -28,7 +29,9 @@ def run(args, argv=None) -> None:
     a column, or a level not seen), and one warning line says how many and which columns; a model saved
     without calibration kept no fitted ranges, which a warning line says instead. ``--interval C`` (strictly
     between 0 and 1) adds ``lower`` and ``upper`` and needs a model saved with its calibration
-    (``perfkit fit --form ...`` or ``--calibrate``).
+    (``perfkit fit --form ...`` or ``--calibrate``). A model fitted with ``perfkit fit --extrapolate COL[:MAX]``
+    (a :class:`~perfkit.model.scale_intervals.ScaleIntervalModel`) also writes ``distance``, d = 1 + log2(COL /
+    MAX) beyond MAX (1 within), and its interval is ŷ·exp(±q·d): wider the farther beyond the fitted rows.
     """
     import warnings
 

@@ -45,6 +45,7 @@ if TYPE_CHECKING:  # the real imports, for readers and linters; at run time each
     from .base import PerformanceForm
     from .stepmodels import PhaseAwareStepModel, PolluxStepModel
     from .extrapolation import extrapolation_errors, scale_split, select_by_extrapolation
+    from .scale_intervals import ScaleIntervalModel
 
 #: public name → the module that defines it
 _EXPORTS = {
@@ -98,15 +99,17 @@ _EXPORTS = {
     "scale_split": "extrapolation",
     "extrapolation_errors": "extrapolation",
     "select_by_extrapolation": "extrapolation",
+    "ScaleIntervalModel": "scale_intervals",
 }
 _SUBMODULES = ('equations', 'metrics', 'generic', 'engines', 'fitting', 'baselines', 'lif', 'phases', 'scaling', 'validation',
                'forms', 'intervals', 'costs', 'hybrid', 'search', 'persist', 'whatif', 'base', 'roles', 'terms',
-               'stepmodels', 'extrapolation', 'unitscale', 'ranges')
+               'stepmodels', 'extrapolation', 'unitscale', 'ranges', 'scale_intervals')
 
 __all__ = [
     "ConformalRegressor",
     "PhaseAwareStepModel",
     "PolluxStepModel",
+    "ScaleIntervalModel",
     "extrapolation_errors",
     "scale_split",
     "select_by_extrapolation",

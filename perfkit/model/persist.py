@@ -32,6 +32,7 @@ MODEL_FORMATS = {
     "perfkit.ConformalRegressor": ("intervals", "ConformalRegressor"),
     "perfkit.PolluxStepModel": ("stepmodels", "PolluxStepModel"),
     "perfkit.PhaseAwareStepModel": ("stepmodels", "PhaseAwareStepModel"),
+    "perfkit.ScaleIntervalModel": ("scale_intervals", "ScaleIntervalModel"),
 }
 #: the keys of every model document, in the order they are written
 ENVELOPE_KEYS = ("format", "version", "settings", "fitted")

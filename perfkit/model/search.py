@@ -20,6 +20,15 @@ Every candidate is scored on the same folds (``KFold(cv, shuffle=True,
 random_state)``), so the comparison is paired; the standard error is the spread of
 the per-fold MAPE over √K. Candidates are independent and run through joblib
 (``n_jobs``).
+
+Two additions leave all of the above unchanged by default. ``extra_candidates`` appends candidates of other
+forms (e.g. the step-time forms of :mod:`perfkit.model.stepmodels`, :func:`step_candidates`) after the
+registry's. ``select="extrapolation"`` with ``extrapolate=(column, fit_max)`` (the rows of ``X`` being those with
+``column`` <= ``fit_max``) also scores every candidate by inner extrapolation splits of those rows
+(:func:`perfkit.model.scale_intervals.inner_splits`, :func:`perfkit.model.extrapolation.select_by_extrapolation`:
+fit on the rows up to a quarter and up to half of ``fit_max``, MAPE on the rows beyond, up to ``fit_max``) and
+picks the lowest of those scores (ties: the first candidate), for a model meant to predict beyond ``fit_max``;
+the table keeps the CV scores beside them (``extrap_mape``).
 """
 from __future__ import annotations
 
@@ -38,10 +47,16 @@ from .generic import GenericPerformanceModel
 from .hybrid import HybridModel, hybrid_variants
 from .intervals import ConformalRegressor, predictable_rows, seen_rows
 from .metrics import mape
+from .scale_intervals import inner_splits
+from .stepmodels import PhaseAwareStepModel, PolluxStepModel
 from .validation import column_list, validate_frame, validate_target
 
 __all__ = ["FORMS", "Candidate", "FormSearch", "form_candidates", "search_forms", "n_parameters", "make_form",
-           "seen_rows", "one_standard_error_choice", "THESIS_SEARCH"]
+           "seen_rows", "one_standard_error_choice", "THESIS_SEARCH", "SELECTIONS", "step_candidates"]
+
+#: how :func:`search_forms` picks a candidate: CV with the one-standard-error rule (the default), or inner
+#: extrapolation splits (with ``extrapolate=(column, fit_max)``)
+SELECTIONS = ("cv", "extrapolation")
 
 
 #: the thesis form's engine settings in a search: at most 100 generations of a population of 5 per power, the
@@ -119,6 +134,18 @@ def form_candidates(forms="auto", numeric=(), categorical=(), extrinsic=(), *, n
     if not out:
         raise ValueError(f"forms {forms!r}: no candidate applies (the hybrid form needs network=, one of the "
                          "networks perfkit has a cost model for)")
+    return out
+
+
+def step_candidates(gpus: str, nodes: str, batch: str, sync_column: str | None = None) -> list[Candidate]:
+    """The step-time forms as candidates of :func:`search_forms` (``extra_candidates``): Pollux's model, and the
+    phase-aware model (synchronisation ∝ ln K) when the measured synchronisation time ``sync_column`` is given
+    (read in fit only)."""
+    out = [Candidate("pollux", "(T_grad^γ + T_sync^γ)^(1/γ), T_sync linear in K (Pollux)",
+                     PolluxStepModel(gpus, nodes, batch))]
+    if sync_column is not None:
+        out.append(Candidate("phases", f"(T_grad^γ + T_sync^γ)^(1/γ), T_sync ∝ ln K, fitted with {sync_column}",
+                             PhaseAwareStepModel(gpus, nodes, batch, sync_column=sync_column)))
     return out
 
 
@@ -211,6 +238,7 @@ class FormSearch:
     cv: int
     fit_time: float = 0.0
     folds: list = field(default_factory=list, repr=False)
+    select: str = "cv"
 
     @property
     def estimator_(self):
@@ -227,18 +255,23 @@ class FormSearch:
         """The candidates table (best first), the rule, and the chosen model's formula."""
         import pandas as pd
 
-        t = self.table.sort_values("cv_mape").copy()
+        by_extrapolation = self.select == "extrapolation"
+        t = self.table.sort_values("extrap_mape" if by_extrapolation else "cv_mape").copy()
         t[""] = np.where(t["chosen"], "<- chosen", np.where(t["within_1se"], "within 1 se", ""))
-        show = t[["form", "terms", "n_params", "cv_mape", "cv_mape_se", "fit_seconds", ""]]
+        show = t[["form", "terms", "n_params", "cv_mape", "cv_mape_se", *(["extrap_mape"] if by_extrapolation else []),
+                  "fit_seconds", ""]]
         with pd.option_context("display.width", 200, "display.max_colwidth", 60):
             body = show.to_string(index=False, float_format=lambda v: f"{v:.3g}")
         best = self.table.loc[self.table["cv_mape"].idxmin()]
         est = self.estimator_
         formula = est.formula() if isinstance(est, PerformanceForm) else ""
+        rule = (f"rule: the fewest parameters among candidates within one standard error of the best "
+                f"({best['cv_mape']:.3g} + {best['cv_mape_se']:.2g} %)")
+        if by_extrapolation:
+            rule = ("rule: the lowest extrap_mape, the MAPE (%) of inner extrapolation splits of the fit rows "
+                    f"({self.table.attrs.get('splits', '')}), mean over the splits; the CV columns for comparison")
         lines = [f"form search: {len(t)} candidates, {self.cv}-fold CV MAPE (%), mean ± standard error over folds",
-                 body, "",
-                 f"rule: the fewest parameters among candidates within one standard error of the best "
-                 f"({best['cv_mape']:.3g} + {best['cv_mape_se']:.2g} %)",
+                 body, "", rule,
                  f"chosen: {self.table.loc[self.chosen, 'form']} ({self.table.loc[self.chosen, 'terms']})"]
         if formula:
             lines.append(formula)
@@ -260,7 +293,8 @@ def one_standard_error_choice(table) -> int:
 
 
 def search_forms(X, y, numeric=(), categorical=(), extrinsic=(), *, forms="auto", network=None, cv=5,
-                 random_state=0, n_jobs=1, progress=False, options=None, intervals="studentized") -> FormSearch:
+                 random_state=0, n_jobs=1, progress=False, options=None, intervals="studentized",
+                 extra_candidates=(), select="cv", extrapolate=None, predict_drop=()) -> FormSearch:
     """Try model forms by K-fold cross-validation and keep the simplest within one standard error of the best.
 
     Parameters
@@ -289,6 +323,16 @@ def search_forms(X, y, numeric=(), categorical=(), extrinsic=(), *, forms="auto"
     intervals : {"studentized", "cv+"}, default "studentized"
         How ``model_`` calibrates its intervals from the chosen candidate's fold models (the ``method`` of
         :class:`~perfkit.model.intervals.ConformalRegressor`).
+    extra_candidates : list of Candidate, default ()
+        Candidates tried after those of ``forms`` (e.g. :func:`step_candidates`).
+    select : {"cv", "extrapolation"}, default "cv"
+        "cv": the one-standard-error rule on the CV MAPE. "extrapolation": the lowest MAPE of inner extrapolation
+        splits of the rows along ``extrapolate`` (the table's ``extrap_mape``; the CV columns stay beside it).
+    extrapolate : (column, fit_max), optional
+        With ``select="extrapolation"``: the scale column and the largest value of it that ``X`` is meant to
+        hold (the inner splits are :func:`perfkit.model.scale_intervals.inner_splits` of ``X[column]``).
+    predict_drop : list of str, default ()
+        Columns measured in fit only (phases): the inner extrapolation predictions never see them.
 
     Returns
     -------
@@ -302,9 +346,11 @@ def search_forms(X, y, numeric=(), categorical=(), extrinsic=(), *, forms="auto"
     check_int("random_state", random_state, minimum=0)
     if not isinstance(intervals, str) or intervals not in ("studentized", "cv+"):
         raise ValueError(f"intervals: expected 'studentized' or 'cv+', got {intervals!r}")
+    if not isinstance(select, str) or select not in SELECTIONS:
+        raise ValueError(f"select: expected one of {SELECTIONS}, got {select!r}")
     n_jobs = check_n_jobs(n_jobs)
     cands = form_candidates(forms, numeric, categorical, extrinsic, network=network, random_state=random_state,
-                            options=options)
+                            options=options) + _check_extra(extra_candidates)
     if not isinstance(X, pd.DataFrame):
         raise ValueError(f"X: expected a pandas DataFrame, got {type(X).__name__}")
     validate_frame(X, numeric, categorical, extrinsic)
@@ -327,6 +373,8 @@ def search_forms(X, y, numeric=(), categorical=(), extrinsic=(), *, forms="auto"
                          fit_seconds=float(np.mean([r[1] for r in res])), unscored=unscored))
     table = pd.DataFrame(rows)
     chosen = one_standard_error_choice(table)
+    if select == "extrapolation":
+        chosen = _extrapolation_choice(table, cands, X, y, extrapolate, predict_drop, n_jobs, progress)
     best = int(table["cv_mape"].idxmin())
     table["within_1se"] = table["cv_mape"] <= table.loc[best, "cv_mape"] + table.loc[best, "cv_mape_se"]
     table["chosen"] = table.index == chosen
@@ -335,4 +383,56 @@ def search_forms(X, y, numeric=(), categorical=(), extrinsic=(), *, forms="auto"
     model = ConformalRegressor(cands[chosen].estimator, method=intervals, n_splits=k, random_state=int(random_state))
     model._fit_from_folds(X, y, folds, [r[2] for r in res], [r[3] for r in res], [r[4] for r in res])
     return FormSearch(table=table, candidates=cands, chosen=chosen, model_=model, cv=k,
-                      fit_time=time.perf_counter() - start, folds=folds)
+                      fit_time=time.perf_counter() - start, folds=folds, select=select)
+
+
+# ------------------------------------------------------------------------------ selection by extrapolation
+def _check_extra(extra) -> list:
+    extra = list(extra)
+    if not all(isinstance(c, Candidate) for c in extra):
+        raise ValueError("extra_candidates: expected a list of Candidate")
+    return extra
+
+
+def _extrapolation_score(est, frame, column, target, splits, predict_drop) -> float:
+    """Mean MAPE (%) over the inner ``splits`` of one candidate (:func:`select_by_extrapolation`); NaN when it
+    cannot be fitted or cannot predict there (e.g. a level that the inner fit rows lack)."""
+    from .extrapolation import select_by_extrapolation
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            _, scores = select_by_extrapolation({"candidate": est}, frame, column, target, splits, groups=None,
+                                                predict_drop=list(predict_drop))
+        except ValueError:
+            return float("nan")
+    return float(scores["score"].iloc[0])
+
+
+def _extrapolation_choice(table, cands, X, y, extrapolate, predict_drop, n_jobs, progress) -> int:
+    """Score every candidate by inner extrapolation splits (column ``extrap_mape`` of ``table``; the splits in
+    ``table.attrs["splits"]``) and return the row of the lowest score (ties: the first)."""
+    from joblib import delayed
+
+    if not (isinstance(extrapolate, (tuple, list)) and len(extrapolate) == 2):
+        raise ValueError(f"extrapolate: expected (column, fit_max) with select='extrapolation', got {extrapolate!r}")
+    column, fit_max = extrapolate
+    if column not in X.columns:
+        raise ValueError(f"extrapolate: column {column!r} is not a column of X")
+    values = np.asarray(X[column], dtype=float)
+    splits = inner_splits(values, float(fit_max))
+    if not splits:
+        raise ValueError(f"extrapolate: the {len(X)} rows have no inner extrapolation split along {column!r} (fit on "
+                         f"the rows up to a quarter or half of {float(fit_max):g}, score the rows above): too few "
+                         "rows or values")
+    target = "__perfkit_target__"
+    while target in X.columns:
+        target += "_"
+    frame = X.assign(**{target: y})
+    tasks = [delayed(_extrapolation_score)(c.estimator, frame, column, target, splits, predict_drop) for c in cands]
+    scores = np.asarray(run_parallel(n_jobs, None, tasks, len(tasks), "extrapolation scores", progress), dtype=float)
+    if np.isnan(scores).all():
+        raise ValueError(f"extrapolate: no candidate could be fitted and scored on the inner splits {splits}")
+    table["extrap_mape"] = scores
+    table.attrs["splits"] = "; ".join(f"fit {column} <= {a:g}, score {b:g} to {c:g}" for a, b, c in splits)
+    return int(np.nanargmin(scores))

@@ -36,6 +36,7 @@ import numpy as np
 
 from .._checks import check_number
 from .base import PerformanceForm
+from .ranges import check_saved_ranges, column_ranges
 from .roles import count_column, record_roles
 from .validation import missing_column_error, numeric_column, plain_value, validate_target
 
@@ -96,6 +97,8 @@ class _StepModel(PerformanceForm):
 
     json_version = 1
     fitted_keys = ("params", "scale", "cost", "n_fit", "fit_time")
+    #: ``ranges`` (the fitted min–max of the gpus, nodes and batch columns): absent from files of earlier versions
+    optional_fitted_keys = ("ranges",)
     fitted_attribute = "params_"
     param_names: tuple = ()
 
@@ -113,6 +116,31 @@ class _StepModel(PerformanceForm):
 
     def _config(self, X):
         return step_columns(X, self.gpus, self.nodes, self.batch)
+
+    # the column roles in the words of the table forms (read by ConformalRegressor and the form search): the step
+    # forms read no intrinsic column, and their three configuration columns are extrinsic
+    @property
+    def numeric(self) -> list:
+        return []
+
+    @property
+    def categorical(self) -> list:
+        return []
+
+    @property
+    def extrinsic(self) -> list:
+        return [self.gpus, self.nodes, self.batch]
+
+    def _record_fit(self, X, cols) -> None:
+        """The fitted roles and the min–max of the configuration columns (:meth:`fitted_ranges`)."""
+        record_roles(self, [], [], list(cols))
+        self.ranges_ = column_ranges(X, list(cols))
+
+    def fitted_ranges(self) -> dict | None:
+        """``{column: (min, max)}`` of the gpus, nodes and batch columns in fit (None for a file written before the
+        step forms kept them): ``perfkit predict`` flags the rows beyond them, e.g. more GPUs than were measured."""
+        self._check_fitted()
+        return getattr(self, "ranges_", None)
 
     # -------------------------------------------------------------- model
     def _names(self) -> list:
@@ -187,8 +215,11 @@ class _StepModel(PerformanceForm):
 
     # -------------------------------------------------------------- JSON
     def _fitted_doc(self) -> dict:
-        return {"params": [float(v) for v in self.params_], "scale": float(self.scale_), "cost": self.cost_,
-                "n_fit": self.n_fit_, "fit_time": self.fit_time_}
+        doc = {"params": [float(v) for v in self.params_], "scale": float(self.scale_), "cost": self.cost_,
+               "n_fit": self.n_fit_, "fit_time": self.fit_time_}
+        if getattr(self, "ranges_", None) is not None:
+            doc["ranges"] = {c: [float(lo), float(hi)] for c, (lo, hi) in self.ranges_.items()}
+        return doc
 
     @classmethod
     def _restore(cls, model, checked, reader):
@@ -203,6 +234,7 @@ class _StepModel(PerformanceForm):
         model.n_fit_ = reader.count("n_fit", minimum=1)
         model.fit_time_ = reader.number("fit_time", minimum=0)
         record_roles(model, [], [], list(model._columns()))
+        model.ranges_ = check_saved_ranges(reader.get("ranges"), list(model._columns()), reader.fail)
         return model
 
 
@@ -261,7 +293,7 @@ class PolluxStepModel(_StepModel):
         lower, upper = np.zeros(7), np.r_[np.full(6, np.inf), _GAMMA_MAX]
         lower[-1] = 1.0
         self._finish(self._solve(residuals, x0, lower, upper), start, len(y))
-        record_roles(self, [], [], list(cols))
+        self._record_fit(X, cols)
         return self
 
     def formula(self, digits: int = 3) -> str:
@@ -380,7 +412,7 @@ class PhaseAwareStepModel(_StepModel):
         lower[-1] = 1.0
         starts = self._starts(K, N, m, yt, None if s is None else s / self.scale_)
         self._finish(self._solve(residuals, starts, lower, upper), start, len(y))
-        record_roles(self, [], [], list(cols))
+        self._record_fit(X, cols)
         return self
 
     def _starts(self, K, N, m, yt, st):
