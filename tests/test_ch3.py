@@ -95,3 +95,15 @@ def test_other_frameworks_alone_without_a_main_file():
     assert led["fw_mxnet_aggregation"] in ("holds", "does not hold", "inconclusive")
     assert led["t_c_grows"] == "cannot be tested here"
     assert len(r.tables["framework_setup"]) == 4
+
+
+def test_overlapped_measurements_run_and_say_what_eq_3_7_cannot_use(tmp_path):
+    """A native (overlapped) step fuses the all-reduce into the backward pass: eq. 3.7 cannot be fed, so its
+    claims cannot be tested, and the chapter says why instead of failing."""
+    from perfkit.chapters import ch3
+
+    r = ch3.analyse(quick=True, measured_mode="overlapped", figures_dir=str(tmp_path), cache=False)
+    assert any("eq. 3.7 is not evaluated" in n for n in r.notes)
+    claims = r.tables["claims_ch3"].set_index("key")
+    eq37 = [k for k in claims.index if k.startswith("eq37")]
+    assert eq37 and (claims.loc[eq37, "verdict"] == "cannot be tested here").all()

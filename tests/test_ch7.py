@@ -26,7 +26,11 @@ def test_the_chapter_shows_every_model_on_every_study(result):
     assert set(T["ext_ch4_batch"].columns) == {"model", "2×", "4×", "all"}
     assert set(T["ext_ch3_workers"].columns) == {"model", "ae", "cnn", "mlp", "median"}
     assert np.isfinite(T["ext_scale_mape"].drop(columns="model").to_numpy(dtype=float)).all()
-    assert set(result.figures) == {"ext_scale_curves", "ext_scale_by_factor", "ext_own_data"}
+    assert set(result.figures) == {"ext_scale_curves", "ext_scale_by_factor", "ext_own_data", "ext_whatif_ch4_batch"}
+    w = T["ext_whatif_ch4_batch"]
+    assert list(w["batch_size"]) == [8, 16, 32, 64, 128] and list(w["extrapolated"]) == [False] * 3 + [True] * 2
+    rel = (w["upper"] / w["predicted"]).to_numpy()
+    assert rel[2] < rel[3] < rel[4]  # wider the farther beyond batch 32
     claims = T["claims_ch7"]
     assert list(claims["key"]) == ["median_10", "beats_baselines", "coverage", "ch4_batch", "ch3_workers"]
     assert set(claims["verdict"]) <= VERDICTS and (claims["verdict"] != "cannot be tested here").all()

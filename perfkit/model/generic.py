@@ -473,7 +473,8 @@ class GenericPerformanceModel(PerformanceForm):
         def g(v):
             return f"{v:.{d}g}"
 
-        tiny = TINY * (1.0 if self.scales_ is None else self.scales_["target"])
+        scales = getattr(self, "scales_", None)
+        tiny = TINY * (1.0 if scales is None else scales["target"])
         inner = [f"{g(r.a)}·{r.column}^{g(r.p)}" for r in t[t["kind"] == "numeric"].itertuples() if abs(r.a) >= tiny]
         inner += [f"{g(r.a)}·[{r.term}]" for r in t[t["kind"] == "categorical"].itertuples() if abs(r.a) >= tiny]
         outer = [f"{r.column}^{g(r.q)}" for r in t[t["kind"] == "extrinsic"].itertuples()]
@@ -493,8 +494,7 @@ class GenericPerformanceModel(PerformanceForm):
             "GenericPerformanceModel (eq. 4.4): t = (Σ a·I^p + Σ κ[c=ℓ]) · Π E^q + C",
             f"  columns: numeric {self.numeric_}, categorical {self.categorical_}, extrinsic {self.extrinsic_}",
             f"  fit: {self.method} engine, {self.loss} error, penalty {penalty}, {self.coding} coding; "
-            f"{self.n_parameters_} parameters; " + ("in the data's units (bounds and λ too)" if self.scales_ is None
-                                                    else f"unit-free (target / {self.scales_['target']:.4g})"),
+            f"{self.n_parameters_} parameters; " + _units_text(getattr(self, "scales_", None)),
             f"  objective {self.objective_:.6g} after {self.n_iter_} generations{converged}; "
             f"fit {self.fit_time_:.2f} s",
         ]
@@ -585,3 +585,10 @@ class GenericPerformanceModel(PerformanceForm):
 
 #: the warning of constant columns (:func:`perfkit.model.roles.warn_constant_columns`), by its earlier name
 _warn_constant = warn_constant_columns
+
+
+def _units_text(scales) -> str:
+    """How the fit treated units, for :meth:`GenericPerformanceModel.summary`."""
+    if scales is None:
+        return "in the data's units (bounds and λ too)"
+    return f"unit-free (target / {scales['target']:.4g})"

@@ -102,6 +102,9 @@ def predicted_speedups(phases_1, t_comm, variants=VARIANTS, t_md_multi: str = "s
     pandas.DataFrame
         Columns model, framework, gpus, variant, speedup, plus ``gpus = 1`` rows
         with speedup 1 (the reference of eq. 3.6). Labelled model predictions.
+        A model × framework whose single-worker phases are not all timed (a phase
+        fused into a native step is NaN) and a worker count without a timed t_c
+        (overlapped runs) are left out: eq. 3.7 needs every term.
     """
     import pandas as pd
 
@@ -113,10 +116,12 @@ def predicted_speedups(phases_1, t_comm, variants=VARIANTS, t_md_multi: str = "s
     require_columns(wide, need, "predicted_speedups(phases_1)")
     rows = []
     for (model, fw), ph in wide.iterrows():
+        if not np.all(np.isfinite(ph[need].to_numpy(dtype=float))):
+            continue  # a phase fused into another (a native step): eq. 3.7 cannot be fed
         for variant in variants:
             rows.append(dict(model=model, framework=fw, gpus=1, variant=variant, speedup=1.0))
         comm = t_comm[(t_comm["model"] == model) & (t_comm["framework"] == fw)]
-        for _, c in comm.iterrows():
+        for _, c in comm[np.isfinite(comm["mean"].to_numpy(dtype=float))].iterrows():
             for variant in variants:
                 s = speedup_pipelined(
                     int(c["gpus"]), ph["t_io"], ph["t_h2d"], ph["t_f"], ph["t_b"], ph["t_u"],

@@ -322,7 +322,9 @@ def whatif_figure(table, column: str, title: str = ""):
     """Predicted time, speedup and efficiency against ``column``, with intervals (``perfkit whatif``, Figs. 6.2–6.3).
 
     ``table`` is a :func:`perfkit.model.whatif.whatif` table. Extrapolated points are drawn hollow and red:
-    their intervals carry no coverage guarantee. A non-numeric ``column`` gets the time and speedup panels only.
+    their intervals carry no coverage guarantee; the grid values inside the fitted range are shaded grey. A
+    numeric ``column`` spanning 8× or more gets a log2 axis with a tick at every value. A non-numeric ``column``
+    gets the time and speedup panels only.
     """
     from matplotlib.ticker import FuncFormatter
 
@@ -334,8 +336,11 @@ def whatif_figure(table, column: str, title: str = ""):
     if numeric:
         panels.append(("efficiency", "efficiency_lower", "efficiency_upper", "efficiency"))
     fig, axes = new_figure(1, len(panels), figsize=(3.5 * len(panels), 3.4))
+    wide = numeric and x.min() > 0 and x.max() / x.min() >= 8  # powers of two and the like: a log2 axis
     for ax, (col, lo, hi, label) in zip(np.atleast_1d(axes), panels):
         y = table[col].to_numpy(dtype=float)
+        if numeric and (~ext).any():  # the grid values inside the data the model was fitted on
+            ax.axvspan(x[~ext].min(), x[~ext].max(), color="0.9", lw=0, zorder=0, label="fitted range")
         ax.fill_between(x, table[lo], table[hi], color="#1f78b4", alpha=0.2, lw=0, label="90 % interval")
         ax.plot(x, y, "-", color="#1f78b4", lw=1)
         ax.plot(x[~ext], y[~ext], "o", color="#1f78b4", ms=4, label="inside the fitted range")
@@ -346,15 +351,19 @@ def whatif_figure(table, column: str, title: str = ""):
             ax.axhline(1.0, ls=":", color="#555555", lw=1)
         ax.set_xlabel(column)
         ax.set_ylabel(label)
-        ax.set_xticks(x, [str(v) for v in table[column]] if not numeric else None)
+        if wide:
+            ax.set_xscale("log", base=2)
+            ax.set_xticks(x, [f"{v:g}" for v in x])
+            ax.minorticks_off()
+        else:
+            ax.set_xticks(x, [str(v) for v in table[column]] if not numeric else None)
     axes = np.atleast_1d(axes)
     axes[0].set_yscale("log")
     axes[0].yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
     axes[0].yaxis.set_minor_formatter(FuncFormatter(
         lambda v, _: f"{v:g}" if v > 0 and f"{v:.0e}"[0] in "25" else ""))
     legend_outside(axes[-1])
-    if title:
-        fig.suptitle(title, fontsize=8)
+    fig.suptitle(title or f"what if {column} changes (the other columns fixed)", fontsize=8)
     return fig
 
 

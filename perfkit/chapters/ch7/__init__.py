@@ -11,6 +11,7 @@ sections: 1 the traces; 2 the intervals; 3 our measurements; 4 the ledger.
 from __future__ import annotations
 
 from ...report.claims import judge_all
+from ...report.plots import whatif_figure
 from ..common import run_chapter
 from ..result import ChapterResult, checked_params
 from . import figures, tables
@@ -70,6 +71,11 @@ def present(r: Ch7Results, res: ChapterResult) -> ChapterResult:
         T["ext_ch3_workers"] = tables.by_group(r.ch3)
     if r.ch4 is not None or r.ch3 is not None:
         res.figures["ext_own_data"] = figures.own_data(r.ch4, r.ch3)
+    if r.whatif_ch4 is not None:
+        T["ext_whatif_ch4_batch"] = r.whatif_ch4
+        res.figures["ext_whatif_ch4_batch"] = whatif_figure(
+            r.whatif_ch4, "batch_size", title=f"what if: the batch size of one LeNet-5 configuration (log-linear form "
+                                              f"fitted on batch <= {r.ch4.fit_max:g}; intervals widen beyond it)")
     res.numbers.update(_numbers(r))
     T["claims_ch7"] = judge_all("7", "Pollux traces; our Chapter 3–4 files", CLAIMS, Ch7Quantities.of(r))
     res.readings = ch7_readings(res)

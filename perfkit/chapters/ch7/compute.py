@@ -33,7 +33,9 @@ from ...model.extrapolation import (calibrate_extrapolation, error_table, extrap
 from ...model.forms import LogLinearModel
 from ...model.generic import GenericPerformanceModel
 from ...model.search import make_form
+from ...model.scale_intervals import ScaleIntervalModel, inner_splits
 from ...model.stepmodels import PhaseAwareStepModel, PolluxStepModel
+from ...model.whatif import whatif
 from ...schema import ROLES, resolve
 from ..store import Results
 from .params import INNER_SPLITS, QUICK_INNER_SPLITS, Params
@@ -85,6 +87,7 @@ class Ch7Results(Results):
     measured: object
     ch4: ScaleStudy | None = None
     ch3: ScaleStudy | None = None
+    whatif_ch4: object = None  # perfkit whatif of the Chapter 4 log-linear form over every batch size
 
     @property
     def test(self):
@@ -212,8 +215,22 @@ def _ch4(p: Params) -> ScaleStudy | None:
               "gradient boosting": make_baseline("gb", **roles, random_state=_SEED)}
     big = float(frame["batch_size"].max())
     _say(p, f"our Chapter 4 file: fit on batch <= {p.ch4_fit_max_batch}, predict up to {big:g}")
-    return _study("ch4_batch", models, frame, "batch_size", p.ch4_fit_max_batch, "epoch_time", None,
-                  np.nextafter(p.ch4_fit_max_batch, np.inf), big)
+    study = _study("ch4_batch", models, frame, "batch_size", p.ch4_fit_max_batch, "epoch_time", None,
+                   np.nextafter(p.ch4_fit_max_batch, np.inf), big)
+    return study, _ch4_whatif(frame, models["log-linear"], p)
+
+
+def _ch4_whatif(frame, form, p: Params):
+    """``perfkit whatif`` of the log-linear form fitted on batch <= ``ch4_fit_max_batch`` with intervals that
+    widen beyond it (:class:`~perfkit.model.scale_intervals.ScaleIntervalModel`), over every measured batch size,
+    from the first fitted configuration."""
+    fit = frame[frame["batch_size"] <= p.ch4_fit_max_batch]
+    X, y = fit.drop(columns=["epoch_time"]), fit["epoch_time"].to_numpy(dtype=float)
+    splits = inner_splits(X["batch_size"], p.ch4_fit_max_batch)
+    model = ScaleIntervalModel(form, column="batch_size", fit_max=p.ch4_fit_max_batch, splits=splits).fit(X, y)
+    base = X.iloc[0].to_dict()
+    sizes = sorted(int(v) for v in frame["batch_size"].unique())
+    return whatif(model, base, "batch_size", sizes, p.coverage)
 
 
 def _ch3_frame(path) -> pd.DataFrame:
@@ -248,7 +265,8 @@ def compute(p: Params) -> Ch7Results:
     with threadpool_limits(1), warnings.catch_warnings():
         warnings.simplefilter("ignore")  # constant columns and convergence notes of the baselines' refits
         frame, best, scores, q, formulas, study = _pollux(p)
-        ch4, ch3 = _ch4(p), _ch3(p)
+        ch4, w4 = _ch4(p) or (None, None)
+        ch3 = _ch3(p)
     return Ch7Results(source="data/external/pollux (load_pollux)", gpu_counts=sorted(frame["n_gpus"].unique().tolist()),
                       selected=best, selection=scores, q_by_job=q, coverage_level=p.coverage, formulas=formulas,
-                      pollux=study, measured=frame, ch4=ch4, ch3=ch3)
+                      pollux=study, measured=frame, ch4=ch4, ch3=ch3, whatif_ch4=w4)
