@@ -21,7 +21,8 @@ def test_the_chapter_shows_every_model_on_every_study(result):
     T = result.tables
     assert list(T["ext_scale_mape"].columns) == ["model", "bert", "cifar10", "deepspeech2", "imagenet", "ncf",
                                                  "yolov3", "median"]
-    assert T["ext_scale_mape"]["model"].iloc[0] == "selected" and len(T["ext_scale_mape"]) == 6
+    assert T["ext_scale_mape"]["model"].iloc[0] == "selected" and len(T["ext_scale_mape"]) == 7
+    assert T["ext_scale_mape"]["model"].iloc[-1].startswith("Extra-P")  # read from benchmarks/results/scale.json
     assert list(T["ext_scale_by_factor"].columns) == ["model", "2×", "2.5×", "3×", "3.5×", "4×"]
     assert set(T["ext_ch4_batch"].columns) == {"model", "2×", "4×", "all"}
     assert set(T["ext_ch3_workers"].columns) == {"model", "ae", "cnn", "mlp", "median"}
@@ -86,3 +87,20 @@ def test_a_study_can_be_skipped():
     p = ch7.check_params(ch4_dataset="", ch3_dataset="", quick=True, progress=False)
     r = ch7.compute(p)
     assert r.ch4 is None and r.ch3 is None and r.selected
+
+
+def test_extrap_results_of_another_split_are_not_shown(tmp_path):
+    import json
+
+    from perfkit.schema import repo_root
+
+    doc = json.loads((repo_root() / "benchmarks/results/scale.json").read_text())
+    doc["extrap"]["fit_max"] = 8
+    (tmp_path / "scale.json").write_text(json.dumps(doc))
+    p = ch7.check_params(quick=True, progress=False, extrap_results=str(tmp_path / "scale.json"))
+    from perfkit.chapters.ch7.compute import read_extrap
+
+    e = read_extrap(p)
+    assert e["status"] == "not run" and "split" in e["note"]
+    assert read_extrap(ch7.check_params(extrap_results=""))["status"] == "not run"
+    assert read_extrap(ch7.check_params(extrap_results=str(tmp_path / "none.json")))["status"] == "not run"

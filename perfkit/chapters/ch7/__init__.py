@@ -56,8 +56,10 @@ def present(r: Ch7Results, res: ChapterResult) -> ChapterResult:
     res.notes.append(f"Pollux traces: {len(r.measured)} rows of six jobs; fit on {r.pollux.n_fit} rows with <= "
                      f"{r.pollux.fit_max:g} GPUs, scored on {len(r.test)} rows with {r.pollux.test_min:g}–"
                      f"{r.pollux.test_max:g}; the rows with {between} GPUs are drawn, not scored")
-    T["ext_scale_mape"] = tables.by_group(r.pollux)
-    T["ext_scale_by_factor"] = tables.by_factor(r.pollux)
+    T["ext_scale_mape"] = tables.with_extrap(tables.by_group(r.pollux), r.extrap, "group")
+    T["ext_scale_by_factor"] = tables.with_extrap(tables.by_factor(r.pollux), r.extrap, "factor")
+    if r.extrap and r.extrap.get("status") != "ok":
+        res.notes.append(f"Extra-P: not run ({r.extrap.get('note')})")
     T["ext_scale_selection"] = r.selection
     T["ext_scale_formulas"] = tables.formulas_table(r.formulas)
     T["ext_scale_coverage"] = tables.coverage_table(r.test, r.coverage_level, r.q_by_job)

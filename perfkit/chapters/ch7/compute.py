@@ -88,6 +88,7 @@ class Ch7Results(Results):
     ch4: ScaleStudy | None = None
     ch3: ScaleStudy | None = None
     whatif_ch4: object = None  # perfkit whatif of the Chapter 4 log-linear form over every batch size
+    extrap: dict | None = None  # Extra-P's MAPEs on the same split (benchmarks/bench_scale.py), or why not
 
     @property
     def test(self):
@@ -150,7 +151,28 @@ def inputs(p: Params) -> list[Path]:
     root = ds.provenance_path().parent
     paths = [ds.provenance_path(), *sorted((root / "pollux").glob("*/*.csv"))]
     ours = [resolve(v) for v in (p.ch4_dataset, p.ch3_dataset) if v]
-    return paths + ours + [provenance_path(path) for path in ours]
+    extrap = [resolve(p.extrap_results)] if p.extrap_results and resolve(p.extrap_results).exists() else []
+    return paths + ours + [provenance_path(path) for path in ours] + extrap
+
+
+def read_extrap(p: Params) -> dict:
+    """Extra-P's MAPEs on this chapter's split from ``extrap_results`` (``benchmarks/bench_scale.py``): by job,
+    the median and by factor, or ``{"status": "not run", "note": why}`` (no file, another split, not run)."""
+    import json
+
+    if not p.extrap_results:
+        return {"status": "not run", "note": 'extrap_results is ""'}
+    path = resolve(p.extrap_results)
+    if not path.exists():
+        return {"status": "not run", "note": f"{p.extrap_results} not found (run benchmarks/bench_scale.py)"}
+    e = json.loads(path.read_text()).get("extrap", {})
+    split = (e.get("fit_max"), e.get("test_min"), e.get("test_max"))
+    if e.get("status") != "ok":
+        return {"status": "not run", "note": e.get("note", f"status {e.get('status')!r} in {p.extrap_results}")}
+    if split != (p.fit_max_gpus, p.test_min_gpus, p.test_max_gpus):
+        return {"status": "not run", "note": f"{p.extrap_results} is for the split {split}, not this one"}
+    return {"status": "ok", "by_job": e["by_job"], "median": e["median"], "by_factor": e["by_factor"],
+            "formulas": e.get("formulas", {}), "version": e.get("version", "")}
 
 
 def _say(p: Params, text: str) -> None:
@@ -269,4 +291,4 @@ def compute(p: Params) -> Ch7Results:
         ch3 = _ch3(p)
     return Ch7Results(source="data/external/pollux (load_pollux)", gpu_counts=sorted(frame["n_gpus"].unique().tolist()),
                       selected=best, selection=scores, q_by_job=q, coverage_level=p.coverage, formulas=formulas,
-                      pollux=study, measured=frame, ch4=ch4, ch3=ch3, whatif_ch4=w4)
+                      pollux=study, measured=frame, ch4=ch4, ch3=ch3, whatif_ch4=w4, extrap=read_extrap(p))

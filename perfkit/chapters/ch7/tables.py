@@ -4,7 +4,10 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-__all__ = ["by_group", "by_factor", "coverage_table", "formulas_table"]
+__all__ = ["by_group", "by_factor", "coverage_table", "formulas_table", "with_extrap"]
+
+#: the row label of Extra-P's results (read from benchmarks/results/scale.json)
+EXTRAP = "Extra-P (PMNF; bench_scale.py)"
 
 
 def by_group(study) -> pd.DataFrame:
@@ -45,3 +48,16 @@ def coverage_table(test, level: float, q_by_job: dict) -> pd.DataFrame:
 def formulas_table(formulas: dict) -> pd.DataFrame:
     """One row per job: the selected form fitted on that job's fit rows, as one formula."""
     return pd.DataFrame([dict(job=j, formula=f) for j, f in formulas.items()])
+
+
+def with_extrap(table, extrap: dict | None, kind: str):
+    """``table`` (:func:`by_group` or :func:`by_factor` of the traces) with a row for Extra-P when it was run on
+    the same split (NaN cells where its results lack a column)."""
+    if not extrap or extrap.get("status") != "ok":
+        return table
+    if kind == "group":
+        row = {**extrap["by_job"], "median": extrap["median"]}
+    else:
+        row = {f"{float(k):g}×": v for k, v in extrap["by_factor"].items()}
+    extra = pd.DataFrame([{"model": EXTRAP, **{c: row.get(c, np.nan) for c in table.columns if c != "model"}}])
+    return pd.concat([table, extra], ignore_index=True)
