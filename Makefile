@@ -6,6 +6,8 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.perfkit-installed
 QUICK  ?=
 PYTEST_ARGS ?=
+# extra flags for `jupyter lab`, e.g. make lab LAB_ARGS="--no-browser --port 8899"
+LAB_ARGS ?=
 
 ifeq ($(QUICK),1)
 REPRO_FLAGS := --quick --figures-dir build/quick/figures
@@ -20,7 +22,7 @@ help:
 	@echo "make reproduce [QUICK=1] [NO_CACHE=1]  execute every chapter notebook (build/ + figures/; QUICK=1: build/quick/ + build/quick/figures/, never figures/); NO_CACHE=1 recomputes results"
 	@echo "make teaching [QUICK=1]   execute the teaching notebook (build/)"
 	@echo "make test                 run the test suite"
-	@echo "make lab                  open JupyterLab on the repository: notebooks/ and the executed copies in build/"
+	@echo "make lab [LAB_ARGS=...]   open JupyterLab on the repository: notebooks/ and the executed copies in build/ (as root: --allow-root)"
 	@echo "make setup                only create .venv and install perfkit"
 	@echo "make frameworks           build the TensorFlow, JAX and MXNet/Chainer environments under .envs/ (2.6 GB)"
 	@echo "make collect              measure this machine: ch3, noise, epoch, ch4 (about 45 min on 2 cores)"
@@ -29,12 +31,18 @@ help:
 	@echo "make collect-ch5          Chapter 5: volume study, then 1500 3D-ResAttNet-18 samples (about 4 h on 2 cores)"
 
 $(STAMP): pyproject.toml constraints.txt
+	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11))' || { \
+	  echo "perfkit needs Python >= 3.11 (the pinned numpy/pandas/scipy/scikit-learn); $(PYTHON) is $$($(PYTHON) -V 2>&1). Use e.g. make setup PYTHON=python3.12" >&2; exit 1; }
+	@echo "[setup] creating $(VENV) with $$($(PYTHON) -V 2>&1)"
 	$(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet -c constraints.txt -e '.[test,measure]'
+	@echo "[setup] installing perfkit with its test and measure extras (versions from constraints.txt; a few minutes the first time)"
+	$(PY) -m pip install -c constraints.txt -e '.[test,measure]'
+	@echo "[setup] configuring the notebook filter (git) that strips outputs on git add"
 	@# saving a notebook in JupyterLab must not dirty git: strip outputs and machine metadata on `git add`
 	-git config filter.perfkit-nbclean.clean "$(CURDIR)/$(PY) -m perfkit.report.nbclean"
 	-git config filter.perfkit-nbclean.smudge cat
 	@touch $(STAMP)
+	@echo "[setup] done: $(VENV) is ready"
 
 setup: $(STAMP)
 
@@ -116,8 +124,10 @@ collect-ch5: $(STAMP)
 	$(VENV)/bin/perfkit collect ch5vol --framework $(FRAMEWORK) --device $(DEVICE)
 	$(VENV)/bin/perfkit collect ch5    --framework $(FRAMEWORK) --device $(DEVICE) --volume $(VOLUME)
 
+# JupyterLab refuses to start as root without --allow-root: added when `id -u` is 0 (unless LAB_ARGS has it).
+LAB_ROOT_FLAG = $(if $(filter --allow-root,$(LAB_ARGS)),,$(if $(filter 0,$(shell id -u)),--allow-root))
 lab: $(STAMP)
-	$(VENV)/bin/jupyter lab --ServerApp.root_dir="$(CURDIR)" --LabApp.default_url=/lab/tree/notebooks
+	$(VENV)/bin/jupyter lab --ServerApp.root_dir="$(CURDIR)" --LabApp.default_url=/lab/tree/notebooks $(LAB_ROOT_FLAG) $(LAB_ARGS)
 
 clean:
 	rm -rf build .pytest_cache

@@ -23,8 +23,8 @@ __all__ = [
     "PHASES", "PHASE_LABELS", "COMPUTE_PHASES", "CH3_COLUMNS", "CH3_MODELS", "MODEL_NAMES",
     "INTRINSIC", "CH5_INTRINSIC", "EXTRINSIC", "ROLES", "KIND_FILES", "THESIS_EXTRINSIC",
     "steps_per_epoch", "epoch_time", "parse_volume", "format_volume", "voxels",
-    "repo_root", "data_dir", "figures_dir", "build_dir", "resolve", "provenance_path", "steps_log_path",
-    "measured_path",
+    "checkout_root", "repo_root", "data_dir", "notebooks_dir", "figures_dir", "build_dir", "resolve",
+    "provenance_path", "steps_log_path", "measured_path",
 ]
 
 # ------------------------------------------------------------------ Chapter 3: phases of one iteration
@@ -113,50 +113,100 @@ def voxels(volume) -> int:
 
 
 # ---------------------------------------------------------------------------------------- paths
+#: the copies of ``data/`` and ``notebooks/`` inside an installed package (``pip install .``: see pyproject.toml)
+_PACKAGED_DATA = Path(__file__).resolve().parent / "_data"
+_PACKAGED_NOTEBOOKS = Path(__file__).resolve().parent / "_notebooks"
+
+
+def checkout_root() -> Path | None:
+    """The perfkit checkout this package runs from (``pyproject.toml`` and ``data/`` beside ``perfkit/``: a clone,
+    or an editable install of one); None for an installed copy (``pip install .``, a wheel)."""
+    root = Path(__file__).resolve().parent.parent
+    return root if (root / "pyproject.toml").is_file() and (root / "data").is_dir() else None
+
+
 def repo_root() -> Path:
-    """Root of the perfkit checkout (the folder holding ``perfkit/``)."""
-    return Path(__file__).resolve().parent.parent
+    """Root of the perfkit checkout (the folder holding ``perfkit/``); outside a checkout (an installed
+    perfkit), the working directory, where outputs (``figures/``, ``build/``) go and relative paths start."""
+    return checkout_root() or Path.cwd()
 
 
 def data_dir() -> Path:
-    """Folder of shipped data (``data/``), or ``$PERFKIT_DATA``.
+    """Folder of shipped data: ``$PERFKIT_DATA`` when set, else the checkout's ``data/``, else the copy installed
+    with the package (the thesis tables, the third-party data and the measured CSVs).
 
     Raises
     ------
     FileNotFoundError
-        If the folder does not exist (e.g. perfkit was installed from a wheel
-        without the repository); set ``PERFKIT_DATA`` to a checkout's ``data/``.
+        If the folder does not exist; set ``PERFKIT_DATA`` to a checkout's ``data/``.
     """
-    path = Path(os.environ.get("PERFKIT_DATA") or repo_root() / "data")
+    env = os.environ.get("PERFKIT_DATA")
+    root = checkout_root()
+    path = Path(env) if env else root / "data" if root else _PACKAGED_DATA
     if not path.is_dir():
         raise FileNotFoundError(
-            f"perfkit data folder {path} not found; install perfkit from a checkout "
-            "(pip install -e .) or set PERFKIT_DATA to the checkout's data/ folder"
+            f"perfkit data folder {path} not found; reinstall perfkit (pip install perfkit, or pip install -e . "
+            "in a checkout) or set PERFKIT_DATA to a checkout's data/ folder"
+        )
+    return path
+
+
+def notebooks_dir() -> Path:
+    """Folder of the chapter notebooks: the checkout's ``notebooks/``, else the copy installed with the package.
+
+    Raises
+    ------
+    FileNotFoundError
+        One line saying how to get them (clone the repository) when neither exists.
+    """
+    root = checkout_root()
+    path = root / "notebooks" if root else _PACKAGED_NOTEBOOKS
+    if not path.is_dir():
+        raise FileNotFoundError(
+            f"the chapter notebooks are not installed with this perfkit ({path} is missing); clone the repository "
+            "and run `make reproduce` (or `perfkit reproduce`) in the clone"
         )
     return path
 
 
 def figures_dir() -> Path:
-    """Folder where figures and tables are written (``figures/``), or ``$PERFKIT_FIGURES``."""
+    """Folder where figures and tables are written: ``$PERFKIT_FIGURES``, else ``figures/`` of the checkout, or
+    of the working directory outside one."""
     return Path(os.environ.get("PERFKIT_FIGURES") or repo_root() / "figures")
 
 
 def build_dir() -> Path:
-    """Folder of executed notebooks and other generated files (``build/``, git-ignored)."""
+    """Folder of executed notebooks and other generated files: ``build/`` of the checkout (git-ignored), or of
+    the working directory outside one."""
     return repo_root() / "build"
 
 
 def resolve(path) -> Path:
-    """A path as given by a user or a notebook parameter: absolute as is, relative to the repository root."""
+    """A path as given by a user or a notebook parameter: absolute as is, relative to the repository root.
+
+    Outside a checkout relative paths start in the working directory, and a ``data/...`` path that is not there
+    is taken from the installed data (:func:`data_dir`), so the chapters' default datasets are found.
+    """
     p = Path(path).expanduser()
-    return p if p.is_absolute() else repo_root() / p
+    if p.is_absolute():
+        return p
+    full = repo_root() / p
+    if checkout_root() is None and not full.exists() and p.parts[:1] == ("data",) and len(p.parts) > 1:
+        try:
+            packaged = data_dir().joinpath(*p.parts[1:])
+        except FileNotFoundError:
+            return full
+        return packaged if packaged.exists() else full
+    return full
 
 
 def measured_path(kind: str, framework: str = "pytorch", device: str = "cpu", root=None) -> Path:
-    """Default file of a ``perfkit collect`` kind: ``data/measured/<framework>-<device>/<file>``."""
+    """Default file of a ``perfkit collect`` kind: ``data/measured/<framework>-<device>/<file>`` (outside a
+    checkout, without ``$PERFKIT_DATA``, under the working directory: the installed data is never written)."""
     if kind not in KIND_FILES:
         raise ValueError(f"kind: expected one of {tuple(KIND_FILES)}, got {kind!r}")
-    base = Path(root) if root else data_dir() / "measured"
+    writable = checkout_root() is not None or os.environ.get("PERFKIT_DATA")
+    base = Path(root) if root else (data_dir() if writable else Path.cwd() / "data") / "measured"
     return base / f"{framework}-{device}" / KIND_FILES[kind]
 
 

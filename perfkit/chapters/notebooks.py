@@ -24,7 +24,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from ..report.progress import chapter_progress, run_key
-from ..schema import repo_root
+from ..schema import notebooks_dir, repo_root
 from . import CHAPTERS
 from .result import path_kind
 
@@ -136,10 +136,11 @@ def notebook_parameters(chapter: str) -> dict:
 
 
 def notebook_path(chapter: str) -> Path:
-    """Path of a chapter's notebook; ``ValueError`` for an unknown chapter."""
+    """Path of a chapter's notebook (the checkout's ``notebooks/``, else the copy installed with perfkit);
+    ``ValueError`` for an unknown chapter, ``FileNotFoundError`` (one line: clone the repository) without one."""
     if chapter not in CHAPTERS:
         raise ValueError(f"chapter: unknown {chapter!r}; known chapters: {', '.join(CHAPTERS)}")
-    return repo_root() / "notebooks" / CHAPTERS[chapter][1]
+    return notebooks_dir() / CHAPTERS[chapter][1]
 
 
 def default_build_dir(quick: bool = False, figures_dir=None) -> Path:

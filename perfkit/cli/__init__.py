@@ -19,8 +19,10 @@ Subcommands
     Measure training steps with the harness (resumable; see ``perfkit collect -h``).
 ``perfkit findings [--write]``
     Print the chapters' generated findings, or write them into the README.
-``perfkit version``
+``perfkit version`` (or ``perfkit --version``)
     Print the version.
+
+``python -m perfkit ...`` is the same command.
 
 Each subcommand is one module of this package with ``HELP`` (its line in
 ``perfkit --help``), ``add_arguments(parser)`` and ``run(args, argv)``;
@@ -32,6 +34,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from .._version import __version__
 from . import collect, findings, fit, predict, reproduce, tables, version, whatif
 from .common import literal
 
@@ -56,6 +59,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
         prog="perfkit",
         description="Performance modelling of distributed deep-learning training (Kavarakuntla 2023, reproduced).",
     )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
     for name, module in COMMANDS.items():
         subparser = sub.add_parser(name, help=module.HELP, description=getattr(module, "DESCRIPTION", None))

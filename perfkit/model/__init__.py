@@ -46,6 +46,7 @@ if TYPE_CHECKING:  # the real imports, for readers and linters; at run time each
     from .stepmodels import PhaseAwareStepModel, PolluxStepModel
     from .extrapolation import extrapolation_errors, scale_split, select_by_extrapolation
     from .scale_intervals import ScaleIntervalModel
+    from .symbolic import SymbolicModel
 
 #: public name → the module that defines it
 _EXPORTS = {
@@ -100,16 +101,18 @@ _EXPORTS = {
     "extrapolation_errors": "extrapolation",
     "select_by_extrapolation": "extrapolation",
     "ScaleIntervalModel": "scale_intervals",
+    "SymbolicModel": "symbolic",
 }
 _SUBMODULES = ('equations', 'metrics', 'generic', 'engines', 'fitting', 'baselines', 'lif', 'phases', 'scaling', 'validation',
                'forms', 'intervals', 'costs', 'hybrid', 'search', 'persist', 'whatif', 'base', 'roles', 'terms',
-               'stepmodels', 'extrapolation', 'unitscale', 'ranges', 'scale_intervals')
+               'stepmodels', 'extrapolation', 'unitscale', 'ranges', 'scale_intervals', 'symbolic')
 
 __all__ = [
     "ConformalRegressor",
     "PhaseAwareStepModel",
     "PolluxStepModel",
     "ScaleIntervalModel",
+    "SymbolicModel",
     "extrapolation_errors",
     "scale_split",
     "select_by_extrapolation",

@@ -33,6 +33,7 @@ MODEL_FORMATS = {
     "perfkit.PolluxStepModel": ("stepmodels", "PolluxStepModel"),
     "perfkit.PhaseAwareStepModel": ("stepmodels", "PhaseAwareStepModel"),
     "perfkit.ScaleIntervalModel": ("scale_intervals", "ScaleIntervalModel"),
+    "perfkit.SymbolicModel": ("symbolic", "SymbolicModel"),
 }
 #: the keys of every model document, in the order they are written
 ENVELOPE_KEYS = ("format", "version", "settings", "fitted")

@@ -45,6 +45,7 @@ from .fitting import check_n_jobs, run_parallel
 from .forms import LogLinearModel
 from .generic import GenericPerformanceModel
 from .hybrid import HybridModel, hybrid_variants
+from .symbolic import SymbolicModel
 from .intervals import ConformalRegressor, predictable_rows, seen_rows
 from .metrics import mape
 from .scale_intervals import inner_splits
@@ -107,8 +108,16 @@ def _hybrid(roles, network, random_state, options):
             for kw, words in hybrid_variants(network, roles)]
 
 
+def _symbolic(roles, network, random_state, options):
+    """Symbolic regression in log space (gplearn), at most 20 nodes; the log costs of ``network`` when known."""
+    kw = dict(network=network, random_state=random_state, **options.get("symbolic", {}))
+    words = "exp(a + b·f): an evolved formula of logs, level means and log costs, <= 20 nodes"
+    return [Candidate("symbolic", words, SymbolicModel(**roles, **kw))]
+
+
 #: form name → builder of its candidates ``f(roles, network, random_state, options) -> [Candidate]``
-FORMS: dict[str, Callable[..., list[Candidate]]] = {"thesis": _thesis, "loglinear": _loglinear, "hybrid": _hybrid}
+FORMS: dict[str, Callable[..., list[Candidate]]] = {"thesis": _thesis, "loglinear": _loglinear, "hybrid": _hybrid,
+                                                    "symbolic": _symbolic}
 
 
 def _check_forms(forms) -> list[str]:

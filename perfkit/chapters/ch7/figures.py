@@ -69,19 +69,18 @@ def error_by_factor(study, title: str, xlabel: str):
 
 def own_data(ch4, ch3):
     """Our measurements: MAPE (%) of every model beyond the fitted batch sizes (Chapter 4) and workers
-    (Chapter 3, per network)."""
+    (Chapter 3, per network), as grouped bars (seaborn)."""
+    import seaborn as sns
+
     studies = [s for s in (ch4, ch3) if s is not None]
     fig, axes = plots.new_figure(1, len(studies), figsize=(5.2 * len(studies), 3.8), squeeze=False)
     for ax, s in zip(axes[0], studies):
-        e = s.errors[s.errors["factor"].astype(str) == "all"]
-        groups = [g for g in dict.fromkeys(e["group"]) if g != "median"]
-        width = 0.8 / len(s.models)
-        for k, name in enumerate(s.models):
-            g = e[e["model"] == name].set_index("group").reindex(groups)
-            ax.bar(np.arange(len(groups)) + k * width, g["mape"], width, label=name)
-        ax.set_xticks(np.arange(len(groups)) + 0.4 - width / 2, [str(g) for g in groups])
-        ax.set_ylabel("MAPE beyond the fitted range (%)")
+        e = s.errors[(s.errors["factor"].astype(str) == "all") & (s.errors["group"] != "median")]
+        sns.barplot(data=e.assign(group=e["group"].astype(str)), x="group", y="mape", hue="model",
+                    hue_order=s.models, ax=ax)
         what = "batch" if s.column == "batch_size" else "workers"
+        ax.set_xlabel("network" if s.groups else "")
+        ax.set_ylabel("MAPE beyond the fitted range (%)")
         ax.set_title(f"our {s.name.split('_')[0]} data: fit {what} <= {s.fit_max:g}, predict up to {s.test_max:g}",
                      fontsize=9)
         ax.legend(fontsize=7, frameon=False)
