@@ -8,14 +8,14 @@ import re
 import pandas as pd
 import pytest
 
-from perfkit.chapters import ch3, ch4, ch5, ch6
+from perfkit.chapters import ch3, ch4, ch5, ch6, ch7
 from perfkit.chapters import notebooks as nbs
 from perfkit.chapters.result import ParameterError
 from perfkit.schema import repo_root
 
 CH3_CSV = "data/measured/pytorch-cpu/ch3_phases.csv"
 CH4_CSV = "data/measured/pytorch-cpu/ch4_lenet5.csv"
-MODULES = {"ch3": ch3, "ch4": ch4, "ch5": ch5, "ch6": ch6}
+MODULES = {"ch3": ch3, "ch4": ch4, "ch5": ch5, "ch6": ch6, "ch7": ch7}
 
 
 @pytest.fixture(scope="module")
@@ -120,6 +120,19 @@ BAD = [
     ("ch6", dict(extrap_results="benchmarks"), "extrap_results", "is a folder"),
     ("ch6", dict(n_jobs=0), "n_jobs", "-1"),
     ("ch6", dict(figures_dir="{tmp}/notes.txt"), "figures_dir", "is a file"),
+    ("ch7", dict(fit_max_gpus=1), "fit_max_gpus", "integer >= 2"),
+    ("ch7", dict(test_min_gpus=8), "test_min_gpus", "fit_max_gpus < test_min_gpus"),
+    ("ch7", dict(test_max_gpus=16), "test_min_gpus", "test_min_gpus <= test_max_gpus"),
+    ("ch7", dict(test_max_gpus=1.5), "test_max_gpus", "integer"),
+    ("ch7", dict(coverage=1.0), "coverage", "(0, 1)"),
+    ("ch7", dict(coverage=0.0), "coverage", "> 0"),
+    ("ch7", dict(ch4_dataset="no/such/file.csv"), "ch4_dataset", "not found"),
+    ("ch7", dict(ch4_fit_max_batch=0), "ch4_fit_max_batch", "integer >= 1"),
+    ("ch7", dict(ch3_dataset="no/such/file.csv"), "ch3_dataset", "not found"),
+    ("ch7", dict(ch3_fit_max_workers=0), "ch3_fit_max_workers", "integer >= 1"),
+    ("ch7", dict(extrap_results="benchmarks"), "extrap_results", "is a folder"),
+    ("ch7", dict(n_jobs=0), "n_jobs", "-1"),
+    ("ch7", dict(figures_dir="{tmp}/notes.txt"), "figures_dir", "is a file"),
 ]
 
 
@@ -243,7 +256,8 @@ def test_notebook_check_cell_passes_every_parameter(root):
 
     for chapter, module in MODULES.items():
         path = nbs.notebook_path(chapter)
-        cells = json.loads(path.read_text())["cells"]
+        cells = [dict(c, source="".join(c["source"]) if isinstance(c["source"], list) else c["source"])
+                 for c in json.loads(path.read_text())["cells"]]
         i = next(k for k, c in enumerate(cells) if "parameters" in c.get("metadata", {}).get("tags", []))
         check = cells[i + 1]
         assert check["cell_type"] == "code" and f"params = {chapter}.check_params(" in check["source"]

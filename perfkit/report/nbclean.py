@@ -1,8 +1,9 @@
-"""Normalise a notebook for git: no outputs, no execution counts, one canonical metadata.
+"""Normalise a notebook for git: no outputs, no execution counts, one canonical metadata, sources as lines.
 
 Used as a git clean filter (``make setup`` registers it; ``.gitattributes`` applies it
 to ``notebooks/*.ipynb``), so opening a notebook in JupyterLab, running it and saving
-it leaves ``git status`` clean::
+it leaves ``git status`` clean. Each cell's source is stored as a list of lines (nbformat's multi-line form,
+as nbstripout leaves it), so an edit shows as the lines it changed::
 
     python -m perfkit.report.nbclean < notebook.ipynb > clean.ipynb
 """
@@ -24,8 +25,9 @@ def clean(nb: dict) -> dict:
     cells = []
     for cell in nb.get("cells", []):
         cell = dict(cell)
-        if isinstance(cell.get("source"), list):  # JupyterLab stores lines, we store one string
-            cell["source"] = "".join(cell["source"])
+        source = cell.get("source", "")
+        text = "".join(source) if isinstance(source, list) else str(source)
+        cell["source"] = text.splitlines(keepends=True)  # one line per list item: line-level diffs
         cell.pop("attachments", None) if not cell.get("attachments") else None
         tags = cell.get("metadata", {}).get("tags")
         cell["metadata"] = {"tags": tags} if tags else {}

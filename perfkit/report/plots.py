@@ -97,8 +97,10 @@ def plot_speedup(pred, model: str, ax=None, unit: str = "workers"):
     ax = _axes(ax, (4, 3.2))
     styles = {"thesis": "-", "paper": "--", "measured": ":"}
     for (fw, variant), g in sub.groupby(["framework", "variant"], sort=True):
+        name = str(fw).split(" (")[0]  # "PyTorch (cpu, measured)" → "PyTorch"
+        label = f"{name}, measured" if variant == "measured" else f"{name}, eq. 3.7 ({variant}'s form)"
         ax.plot(g["gpus"], g["speedup"], styles.get(variant, "-"), marker="o", color=framework_color(fw),
-                label=f"{fw} ({variant})")
+                label=label)
     g_max = int(sub["gpus"].max())
     ax.plot([1, g_max], [1, g_max], color="grey", lw=0.8, label="ideal")
     ax.set_xticks(range(1, g_max + 1))

@@ -174,14 +174,19 @@ def draw_de_generations(run, shown=None):
     shown = list(run["snapshots"]) if shown is None else list(shown)
     fig, axes = new_figure(1, len(shown) + 1, figsize=(2.3 * (len(shown) + 1), 2.7))
     b = run["bounds"]
-    for ax, g in zip(axes, shown):
-        pop, energy = run["snapshots"][g]
-        ax.scatter(pop[:, 1], pop[:, 2], c=np.log10(energy), s=9, cmap="viridis_r")
+    logs = [np.log10(run["snapshots"][g][1]) for g in shown]
+    lo, hi = min(float(v.min()) for v in logs), max(float(v.max()) for v in logs)  # one colour scale for all
+    points = None
+    for ax, g, log_energy in zip(axes, shown, logs):
+        pop = run["snapshots"][g][0]
+        points = ax.scatter(pop[:, 1], pop[:, 2], c=log_energy, s=9, cmap="viridis_r", vmin=lo, vmax=hi)
         ax.set_xlim(*b[1])
         ax.set_ylim(*b[2])
         ax.set_title(f"generation {g}", fontsize=8)
         ax.set_xlabel("q_b (batch)")
     axes[0].set_ylabel("q_G (workers)")
+    if points is not None:
+        fig.colorbar(points, ax=list(axes[:len(shown)]), label="log10 objective", shrink=0.85)
     gens, fun = [r[0] for r in run["best"]], [r[1] for r in run["best"]]
     axes[-1].semilogy(gens, fun)
     axes[-1].set_xlabel("generation")

@@ -79,10 +79,12 @@ def breakdown_figures(results: Ch3Results) -> dict:
             continue
         fig, axes = plots.new_figure(1, len(fws), figsize=(2.3 * len(fws) + 1.6, 3.4), sharey=True, squeeze=False)
         for i, (fw, ax) in enumerate(zip(fws, axes[0])):
-            plots.plot_breakdown(means[means["framework"] == fw], model, g, ax=ax, legend=i == len(fws) - 1)
+            plots.plot_breakdown(means[means["framework"] == fw], model, g, ax=ax, legend=False)
             ax.set_title(fw.split(" (")[0], fontsize=8)
             if i:
                 ax.set_ylabel("")
+        handles, labels = axes[0][0].get_legend_handles_labels()  # one legend below the panels, over none of them
+        fig.legend(handles, labels, loc="outside lower center", ncols=len(labels), fontsize=7, frameon=False)
         fig.suptitle(f"{model}, {g} workers: mean phase times per worker ({m.mode})", fontsize=9)
         out[f"fig3_{num}_breakdown_{model.lower()}_{g}w"] = fig
     return out

@@ -54,7 +54,10 @@ def r2_vs_lambda(r, chosen_lam: float):
 def coefficient_paths(r, panels: str, chosen_lam: float):
     """Fig. 4.16 (``panels="intrinsic"``) or 4.17 (``"categorical_extrinsic"``): parameters against λ."""
     axes = plots.plot_coef_paths(_sweeps(r), [k for k, _ in plots.COEF_PANELS[panels]], chosen_lam=chosen_lam)
-    return axes[0][0].figure
+    fig = axes[0][0].figure
+    fig.suptitle(f"fitted parameters against λ (mean over seeds); dotted line: λ = {chosen_lam:g}, the λ of the "
+                 "chapter's L2 fits", fontsize=9)
+    return fig
 
 
 def paired_ratios_figure(r):

@@ -39,7 +39,7 @@ QUICK_CV, QUICK_FORMS, QUICK_RATE_B = 3, ("loglinear", "hybrid"), 50
 #: quick mode: the datasets kept (NVIDIA DLE's five categoricals make its fits too slow for a smoke test); the thesis
 #: form is fitted once, without intervals
 QUICK_DATASETS = ("ch4", "ch5", "lambda")
-#: forms the search can try (:data:`perfkit.model.search.FORMS`)
+#: forms Chapter 6's search can try (of :data:`perfkit.model.search.FORMS`)
 FORMS = ("thesis", "loglinear", "hybrid")
 #: nominal coverage of the prediction intervals
 COVERAGE = 0.9
