@@ -145,6 +145,22 @@ def existing_file(what: str, empty: str = "") -> Check:
     return Check(f"an existing file ({what}){f' or {empty}' if empty else ''}", test)
 
 
+def optional_file(allowed: str) -> Check:
+    """A path to a file that is read when it exists (a missing one is allowed: what reads it says "not run"), or
+    ``""``; a folder is refused. ``allowed`` says so in words."""
+    def test(v):
+        from ..schema import resolve
+
+        if v == "":
+            return True
+        if not isinstance(v, str) or not v.strip():
+            return False
+        path = resolve(v)
+        return f"{v!r} is a folder ({path})" if path.is_dir() else True
+
+    return Check(allowed, test)
+
+
 def output_folder(what: str) -> Check:
     """A folder to write into (created when missing; not an existing file), or ``""`` for the default."""
     def test(v):

@@ -46,7 +46,7 @@ from .roles import constant_columns, levels_seen, record_roles, role_lists, warn
 from .terms import TERMS, Interaction, Level, LevelPair, LevelSlope, PairSlope, Power, term_from_list
 from .validation import validate_frame, validate_target
 
-__all__ = ["LogLinearModel", "SELECT", "TERM_KINDS", "JSON_FORMAT", "JSON_VERSION", "MIN_SLOPE_VALUES"]
+__all__ = ["LogLinearModel", "SELECT", "TERM_KINDS", "JSON_FORMAT", "JSON_VERSION", "MIN_SLOPE_VALUES", "times_from_log"]
 
 #: ``format`` and newest ``version`` of the JSON that :meth:`LogLinearModel.to_json` writes
 JSON_FORMAT = "perfkit.LogLinearModel"
@@ -353,15 +353,7 @@ class LogLinearModel(PerformanceForm):
         (missing column, value <= 0, a category level not seen in fit: each naming the column,
         value and row) and for a row whose prediction overflows, naming the row.
         """
-        eta = self.predict_log(X)
-        with np.errstate(over="ignore"):
-            pred = np.exp(eta)
-        bad = ~np.isfinite(pred)
-        if bad.any():
-            pos = int(np.flatnonzero(bad)[0])
-            raise ValueError(f"X: the prediction for row {jsonable(X.index[pos])!r} is not finite (log t = "
-                             f"{eta[pos]:g}): its column values are far outside the fitted range")
-        return pred
+        return times_from_log(self.predict_log(X), X)
 
     def leverage(self, X) -> np.ndarray:
         """Leverage of the rows of ``X``: the variance of the fitted log t there in units of the residual variance,
@@ -561,3 +553,17 @@ def _least_squares(F, z):
         beta = np.linalg.solve(Z.T @ Z + _RIDGE * n * np.eye(p), Z.T @ zc)
     coef = beta / scale
     return float(z.mean() - mean @ coef), coef
+
+
+def times_from_log(eta, X) -> np.ndarray:
+    """exp(``eta``), the times of a form fitted in log space; a row whose time is not finite (its log overflows)
+    is one ``ValueError`` naming the row of ``X``."""
+    eta = np.asarray(eta, dtype=float)
+    with np.errstate(all="ignore"):
+        pred = np.exp(eta)
+    bad = ~np.isfinite(pred)
+    if bad.any():
+        pos = int(np.flatnonzero(bad)[0])
+        raise ValueError(f"X: the prediction for row {jsonable(X.index[pos])!r} is not finite (log t = "
+                         f"{eta[pos]:g}): its column values are far outside the fitted range")
+    return pred

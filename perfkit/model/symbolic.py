@@ -45,6 +45,7 @@ from .._checks import check_int, check_number
 from ..measure.spaces import DATASET_SHAPES
 from .base import PerformanceForm
 from .costs import CONFIG_KEYS, NETWORKS, add_costs
+from .forms import times_from_log
 from .persist import is_finite, jsonable
 from .ranges import check_saved_ranges, column_ranges
 from .roles import constant_columns, levels_seen, record_roles, role_lists, warn_constant_columns
@@ -465,15 +466,7 @@ class SymbolicModel(PerformanceForm):
     def predict(self, X):
         """Predicted times exp(log t): the median under log-normal errors (multiply by :attr:`smearing_` for a
         mean); a row whose prediction is not finite is an error naming it."""
-        eta = self.predict_log(X)
-        with np.errstate(all="ignore"):
-            pred = np.exp(eta)
-        bad = ~np.isfinite(pred)
-        if bad.any():
-            pos = int(np.flatnonzero(bad)[0])
-            raise ValueError(f"X: the prediction for row {jsonable(X.index[pos])!r} is not finite (log t = "
-                             f"{eta[pos]:g}): its column values are far outside the fitted range")
-        return pred
+        return times_from_log(self.predict_log(X), X)
 
     def fitted_ranges(self) -> dict | None:
         """``{column: (min, max)}`` of the numeric and extrinsic columns in fit."""

@@ -6,8 +6,8 @@ from dataclasses import dataclass
 
 from ...schema import resolve
 from ..ch4 import TARGET, check_steps_file
-from ..result import (Check, ParameterError, ParamsBase, at_least, existing_file, grid, make_params, one_of,
-                      output_folder, show_path)
+from ..result import (ParameterError, ParamsBase, at_least, existing_file, grid, make_params, one_of,
+                      optional_file, output_folder, show_path)
 
 __all__ = ["Params", "check_params", "roles_key", "FRAMEWORKS", "DATASETS", "DATASET_NAMES", "MEASURED",
            "EXTERNAL_TEST", "QUICK_ROWS", "QUICK_CV", "QUICK_FORMS", "QUICK_RATE_B", "QUICK_DATASETS", "FORMS",
@@ -67,15 +67,6 @@ WHATIF_DATASETS = ("ch4", "ch5")
 WHATIF_FALLBACK = ("loglinear", "thesis_rel", "thesis")
 
 
-def _extrap_file(v):
-    if v == "":
-        return True
-    if not isinstance(v, str) or not v.strip():
-        return False
-    path = resolve(v)
-    return f"{v!r} is a folder ({path})" if path.is_dir() else True
-
-
 @dataclass(frozen=True)
 class Params(ParamsBase):
     """Parameters of Chapter 6 (the notebook's ``parameters`` cell); :data:`Params.CHECKS` are their rules."""
@@ -111,7 +102,7 @@ class Params(ParamsBase):
         "forms": grid(one_of(*FORMS), "form names (" + ", ".join(FORMS) + ")", distinct=True),
         "cv": at_least(2),
         "whatif_workers": grid(at_least(1), "worker counts (integers >= 1)", distinct=True),
-        "extrap_results": Check('a path to a JSON file (read when it exists) or "" to leave Extra-P out', _extrap_file),
+        "extrap_results": optional_file('a path to a JSON file (read when it exists) or "" to leave Extra-P out'),
         "n_jobs": at_least(1, also=(-1,), why="-1: every core"),
         "figures_dir": output_folder("figures/"),
     }

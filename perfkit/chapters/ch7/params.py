@@ -4,8 +4,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..ch4 import FIT_CHECKS
-from ...schema import resolve
-from ..result import Check, ParamsBase, at_least, existing_file, make_params, number_at_least
+from ..result import ParamsBase, at_least, existing_file, make_params, number_at_least, optional_file
 
 __all__ = ["Params", "check_params", "INNER_SPLITS", "QUICK_INNER_SPLITS"]
 
@@ -14,15 +13,6 @@ __all__ = ["Params", "check_params", "INNER_SPLITS", "QUICK_INNER_SPLITS"]
 INNER_SPLITS = ((4, 8, 16), (6, 10, 16), (8, 12, 16))
 #: quick mode: the split with the outer protocol's factors only
 QUICK_INNER_SPLITS = ((4, 8, 16),)
-
-
-def _json_file(v):
-    if v == "":
-        return True
-    if not isinstance(v, str) or not v.strip():
-        return False
-    path = resolve(v)
-    return f"{v!r} is a folder ({path})" if path.is_dir() else True
 
 
 @dataclass(frozen=True)
@@ -53,7 +43,7 @@ class Params(ParamsBase):
         "ch4_fit_max_batch": at_least(1),
         "ch3_dataset": existing_file("a `perfkit collect ch3` output", empty='"" to skip the workers study'),
         "ch3_fit_max_workers": at_least(1),
-        "extrap_results": Check('a path to a JSON file (read when it exists) or "" to leave Extra-P out', _json_file),
+        "extrap_results": optional_file('a path to a JSON file (read when it exists) or "" to leave Extra-P out'),
         "n_jobs": FIT_CHECKS["n_jobs"],
         "figures_dir": FIT_CHECKS["figures_dir"],
     }
