@@ -36,7 +36,7 @@ PHASE = [0.02, 0.004, 0.01, 0.002, 0.06, 0.03, 1.5]  # log form: alpha_node + be
 def test_pollux_recovers_its_parameters():
     X, y = _synthetic(PolluxStepModel(), POLLUX)
     m = PolluxStepModel().fit(X.drop(columns="sync_time"), y)
-    assert np.allclose(m.predict(X), y, rtol=1e-6)
+    assert np.allclose(m.predict(X), y, rtol=1e-4)  # exact but for the small ridge (stepmodels._RIDGE_ROOT)
     assert np.allclose(list(m.coef_.values()), POLLUX, rtol=1e-3)
     assert m.n_parameters_ == 7 and list(m.feature_names_in_) == ["n_gpus", "n_nodes", "batch_per_gpu"]
 
@@ -182,3 +182,27 @@ def test_extrapolation_errors_hides_phases_from_predict():
     t = extrapolation_errors({"phase": PhaseAwareStepModel()}, d, "n_gpus", 16, "t_iter",
                              predict_drop=["sync_time"])
     assert t[t.group == "median"].mape.max() < 5
+
+
+def test_a_free_direction_gets_one_answer_on_every_blas(tmp_path):
+    """Fitted on <= 4 GPUs, the multi-node synchronisation of a Pollux job is barely identified; the ridge picks
+    one solution, so the fit under another BLAS kernel set (a fresh process) agrees to 1e-4."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    code = ("import json, numpy as np\n"
+            "from perfkit.data.pollux import load_pollux\n"
+            "from perfkit.model.stepmodels import PhaseAwareStepModel\n"
+            "d = load_pollux(); d = d[(d.job == 'bert') & (d.n_gpus <= 4)]\n"
+            "X = d[['n_gpus', 'n_nodes', 'batch_per_gpu', 'sync_time']]\n"
+            "m = PhaseAwareStepModel(sync_form='sqrt', loss='huber', sync_weight=1.0).fit(X, d.t_iter.to_numpy())\n"
+            "print(json.dumps([float(v) for v in m.params_]))\n")
+    out = {}
+    for core in ("Haswell", "Prescott"):
+        env = dict(os.environ, OPENBLAS_CORETYPE=core)
+        res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)
+        assert res.returncode == 0, res.stderr
+        out[core] = np.array(json.loads(res.stdout))
+    np.testing.assert_allclose(out["Haswell"], out["Prescott"], rtol=1e-4, atol=1e-6)

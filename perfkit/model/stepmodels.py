@@ -49,6 +49,11 @@ SYNC_FORMS = {"linear": ("K-2",), "log": ("ln K",), "sqrt": ("sqrt K",), "ring":
 LOSSES = ("linear", "soft_l1", "huber", "cauchy")
 _GAMMA_MAX = 10.0
 _GAMMA_STARTS = (1.0, 2.0, 4.0)
+#: square root of the ridge on the parameters (γ excluded, in units of the median step time): where the fit rows
+#: leave a direction free (e.g. the multi-node synchronisation when every multi-node row has 2-4 GPUs), equally
+#: good solutions differ in their extrapolation, and which one an optimiser stops at depends on the last bits of
+#: the BLAS; the ridge picks the smallest, the same on every CPU, and costs the data fit nothing measurable
+_RIDGE_ROOT = 1e-2
 
 
 def _basis(form: str, K) -> np.ndarray:
@@ -151,18 +156,23 @@ class _StepModel(PerformanceForm):
         raise NotImplementedError
 
     def _solve(self, residuals, starts, lower, upper):
-        """Least squares from each start of ``starts`` (one vector or several) with each γ of ``_GAMMA_STARTS``;
-        the parameters of the lowest cost (the first on a tie)."""
+        """Least squares from each start of ``starts`` (one vector or several) with each γ of ``_GAMMA_STARTS``,
+        with the ridge :data:`_RIDGE_ROOT` ², to tight tolerances; the parameters of the lowest cost (the first on a
+        tie)."""
         from scipy.optimize import least_squares
         from threadpoolctl import threadpool_limits
+
+        def penalised(theta):  # the ridge: one answer where the rows leave a direction of θ free
+            return np.r_[residuals(theta), _RIDGE_ROOT * theta[:-1]]
 
         best = None
         with threadpool_limits(1), warnings.catch_warnings():
             warnings.simplefilter("ignore", RuntimeWarning)
             for x0, g in [(x, g) for x in np.atleast_2d(starts) for g in _GAMMA_STARTS]:
                 start = np.clip(np.r_[x0[:-1], g], lower, upper)
-                r = least_squares(residuals, start, bounds=(lower, upper), loss=self._loss(),
-                                  f_scale=self._f_scale(), method="trf", x_scale="jac", max_nfev=3000)
+                r = least_squares(penalised, start, bounds=(lower, upper), loss=self._loss(),
+                                  f_scale=self._f_scale(), method="trf", x_scale="jac", max_nfev=5000,
+                                  ftol=1e-12, xtol=1e-12, gtol=1e-12)
                 if best is None or r.cost < best.cost - 1e-12:
                     best = r
         return best
