@@ -20,7 +20,7 @@ endif
 
 help:
 	@echo "make reproduce [QUICK=1] [NO_CACHE=1]  execute every chapter notebook (build/ + figures/; QUICK=1: build/quick/ + build/quick/figures/, never figures/); NO_CACHE=1 recomputes results"
-	@echo "make teaching [QUICK=1]   execute the teaching notebook (build/)"
+	@echo "make teaching [QUICK=1]   execute the teaching notebook (build/; quick: build/quick/)"
 	@echo "make test                 run the test suite"
 	@echo "make lab [LAB_ARGS=...]   open JupyterLab on the repository: notebooks/ and the executed copies in build/ (as root: --allow-root)"
 	@echo "make setup                only create .venv and install perfkit"
@@ -74,9 +74,10 @@ frameworks: $(FRAMEWORK_STAMPS)
 reproduce: $(STAMP)
 	$(VENV)/bin/perfkit reproduce $(REPRO_FLAGS)
 
-# The teaching notebook (not a chapter: it writes no figures/), executed into build/ (quick: QUICK=1)
+# The teaching notebook (not a chapter: it writes no figures/), executed into build/ (quick, QUICK=1: build/quick/,
+# so a quick run never replaces the full one)
 teaching: $(STAMP)
-	$(PY) -c "from perfkit.chapters.notebooks import run_notebook; print(run_notebook('notebooks/teaching_performance_modelling.ipynb', 'build', parameters={'quick': bool('$(QUICK)')}))"
+	$(PY) -c "from perfkit.chapters.notebooks import run_notebook; print(run_notebook('notebooks/teaching_performance_modelling.ipynb', 'build/quick' if '$(QUICK)' else 'build', parameters={'quick': bool('$(QUICK)')}))"
 
 # The adapter tests run every framework for real: make test builds their environments first, and a missing
 # one fails the run instead of skipping its tests (PERFKIT_REQUIRE_FRAMEWORKS=1).
