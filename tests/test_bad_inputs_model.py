@@ -7,14 +7,13 @@ line. Tiny data and few generations keep the file fast.
 """
 import json
 import warnings
-from types import SimpleNamespace
 
 import numpy as np
 import pandas as pd
 import pytest
 
-from perfkit.cli import main
 from perfkit.model.generic import ConstantColumnWarning, GenericPerformanceModel
+from tests.cli import run_cli as _run
 
 N = 40
 
@@ -41,12 +40,6 @@ def fitted():
 
 def _doc(model):
     return json.loads(model.to_json())
-
-
-def _run(capsys, *args):
-    code = main([str(a) for a in args])
-    out = capsys.readouterr()
-    return SimpleNamespace(code=code, out=out.out, err=out.err)
 
 
 # --------------------------------------------------------------------------- Python API: settings

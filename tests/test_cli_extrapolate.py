@@ -9,7 +9,6 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from perfkit.cli import main
 from perfkit.model import persist
 from perfkit.model.intervals import ExtrapolationWarning
 from perfkit.model.persist import load_model
@@ -17,6 +16,7 @@ from perfkit.model.scale_intervals import ScaleIntervalModel, default_fit_max, i
 from perfkit.model.search import search_forms
 from perfkit.model.stepmodels import PhaseAwareStepModel, PolluxStepModel
 from tests.test_generic import _data
+from tests.cli import one_error as _one_error, run_cli as _run
 
 STEP = ["--gpus", "n_gpus", "--nodes", "n_nodes", "--batch", "batch_per_gpu"]
 SYN = ["--target", "time", "--numeric", "kernel", "--categorical", "act", "--extrinsic", "gpus,batch"]
@@ -24,17 +24,6 @@ SYN = ["--target", "time", "--numeric", "kernel", "--categorical", "act", "--ext
 
 def test_the_saved_extrapolation_model_is_a_registered_format():
     assert persist.MODEL_FORMATS["perfkit.ScaleIntervalModel"] == ("scale_intervals", "ScaleIntervalModel")
-
-
-def _run(capsys, *args):
-    code = main([str(a) for a in args])
-    out = capsys.readouterr()
-    return SimpleNamespace(code=code, out=out.out, err=out.err)
-
-
-def _one_error(r, pattern):
-    assert r.code == 2 and r.err.startswith("perfkit: error: ") and r.err.count("\n") == 1, r.err
-    assert "Traceback" not in r.err and re.search(pattern, r.err), r.err
 
 
 @pytest.fixture(scope="module")

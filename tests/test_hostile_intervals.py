@@ -2,36 +2,23 @@
 widens with the level; every prediction outside the fitted data is flagged; a tampered model JSON, a varied column
 the model does not read and an output that is an input are each one clean error naming the culprit."""
 import json
-import re
 import warnings
-from types import SimpleNamespace
 
 import numpy as np
 import pandas as pd
 import pytest
 
-from perfkit.cli import main
 from perfkit.model.generic import GenericPerformanceModel
 from perfkit.model.intervals import METHODS, ConformalRegressor, ExtrapolationWarning, extrapolation
 from perfkit.model.persist import load_model
 from perfkit.model.search import make_form
 from perfkit.model.whatif import model_columns, whatif
 from tests.test_generic import _data
+from tests.cli import one_error as _one_error, run_cli as _run
 
 ROLES = dict(numeric=["kernel", "filters"], categorical=["act"], extrinsic=["gpus", "batch"])
 LEVELS = [1e-12, 1e-9, 1e-6, 1e-3, 0.01, 0.05, 0.1, 0.25, 0.4, 0.5, 0.6, 0.75, 0.9, 0.95, 0.99, 0.999]
 BASE = dict(kernel=3.0, filters=8.0, act="relu", gpus=1.0, batch=32.0)
-
-
-def _run(capsys, *args):
-    code = main([str(a) for a in args])
-    out = capsys.readouterr()
-    return SimpleNamespace(code=code, out=out.out, err=out.err)
-
-
-def _one_error(r, pattern):
-    assert r.code == 2 and r.err.startswith("perfkit: error: ") and r.err.count("\n") == 1, r.err
-    assert "Traceback" not in r.err and re.search(pattern, r.err), r.err
 
 
 @pytest.fixture(scope="module")

@@ -23,6 +23,7 @@ from perfkit.schema import figures_dir as committed_figures
 from perfkit.schema import repo_root
 
 from tests.test_bad_inputs_model import FIT, _data
+from tests.cli import run_cli as _run
 
 
 @pytest.fixture
@@ -30,12 +31,6 @@ def files(tmp_path):
     X, y = _data()
     X.assign(time=y).to_csv(tmp_path / "data.csv", index=False)
     return tmp_path
-
-
-def _run(capsys, *args):
-    code = main([str(a) for a in args])
-    out = capsys.readouterr()
-    return SimpleNamespace(code=code, out=out.out, err=out.err)
 
 
 def _one_error(r, *fragments):
