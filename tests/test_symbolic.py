@@ -207,6 +207,8 @@ def test_bad_fit_inputs_name_the_column(lenet):
     (dict(population_size=5), "population_size"), (dict(network="vgg"), "network"),
     (dict(network=None, fixed={"stride": 1}), "fixed: needs network"),
     (dict(fixed={"colour": 1}), "fixed: 'colour' is not an input"), (dict(tournament_size=500), "tournament_size"),
+    (dict(fixed={"n_train": 0.5}), r"fixed\['n_train'\]: expected a whole number >= 1"),  # the hybrid form's rule
+    (dict(fixed={"stride": 2}), "fixed: 'stride' is also a numeric column"),
 ])
 def test_bad_settings_are_named(lenet, setting, pattern):
     with pytest.raises(ValueError, match=pattern):

@@ -58,7 +58,7 @@ from .persist import is_finite
 from .roles import column_equals, count_column, record_roles, role_lists, warn_ignored_columns
 from .validation import column_list, plain_value, validate_frame, validate_target
 
-__all__ = ["HybridModel", "COSTS", "JSON_FORMAT", "JSON_VERSION", "hybrid_variants", "default_modifiers"]
+__all__ = ["HybridModel", "COSTS", "JSON_FORMAT", "JSON_VERSION", "hybrid_variants", "default_modifiers", "check_fixed"]
 
 JSON_FORMAT = "perfkit.HybridModel"
 JSON_VERSION = 1
@@ -91,7 +91,7 @@ _TEXT_KEYS = ("dataset", "padding", "activation", "volume")
 _NO_COUNT = ("activation",)
 
 
-def _check_fixed(network: str, fixed, roles: dict, n_train) -> dict:
+def check_fixed(network: str, fixed, roles: dict, n_train) -> dict:
     """``fixed`` checked: a dict of inputs of ``network``'s cost model (:data:`~perfkit.model.costs.CONFIG_KEYS`,
     and ``n_train`` with ``n_train="auto"``), none of them a column of the model (``roles``: column → role), each
     a whole number >= 1 or, for the keys of :data:`_TEXT_KEYS`, a non-empty string."""
@@ -262,7 +262,7 @@ class HybridModel(PerformanceForm):
     # ------------------------------------------------------------------ setup
     def _settings(self):
         """Every setting checked (one ``ValueError`` naming the one at fault): the roles, ``batch`` and ``workers``
-        (numeric or extrinsic columns of the model), ``fixed`` (:func:`_check_fixed`), regimes and modifiers (of the
+        (numeric or extrinsic columns of the model), ``fixed`` (:func:`check_fixed`), regimes and modifiers (of the
         model's columns), ``n_train``."""
         if not isinstance(self.network, str) or self.network not in NETWORKS:
             raise ValueError(f"network: expected one of {sorted(NETWORKS)}, got {self.network!r}")
@@ -278,7 +278,7 @@ class HybridModel(PerformanceForm):
         if not (self.n_train in ("auto", None) or (isinstance(self.n_train, int) and not isinstance(self.n_train, bool)
                                                      and self.n_train >= 1)):
             raise ValueError(f"n_train: expected 'auto', None or an integer >= 1, got {self.n_train!r}")
-        fixed = _check_fixed(self.network, self.fixed, roles, self.n_train)
+        fixed = check_fixed(self.network, self.fixed, roles, self.n_train)
         regimes = column_list("regimes", self.regimes)
         for r in regimes:
             if r.count("=") != 1 or not all(r.split("=")):

@@ -45,6 +45,7 @@ from .._checks import check_int, check_number
 from ..measure.spaces import DATASET_SHAPES
 from .base import PerformanceForm
 from .costs import CONFIG_KEYS, NETWORKS, add_costs
+from .hybrid import check_fixed
 from .forms import times_from_log
 from .persist import is_finite, jsonable
 from .ranges import check_saved_ranges, column_ranges
@@ -215,28 +216,14 @@ def scaled_rmse(y, y_pred, w) -> float:
 
 
 # ------------------------------------------------------------------------------------ settings
-def _check_fixed(network, fixed, columns) -> dict:
-    """``fixed`` checked: None, or (with a network) a dict of inputs of its cost model (or ``n_train``) that are no
-    columns of the model, each a string, a finite number or three sizes; the cost model checks the values."""
+def _check_fixed(network, fixed, roles: dict) -> dict:
+    """``fixed`` checked: None, or (with a network) the constants of its cost model, by the hybrid form's rule
+    (:func:`perfkit.model.hybrid.check_fixed`; ``n_train`` allowed)."""
     if fixed is None:
         return {}
     if network is None:
         raise ValueError("fixed: needs network= (the constants are inputs of a network's cost model)")
-    if not isinstance(fixed, dict):
-        raise ValueError(f"fixed: expected a dict of configuration key -> value, got {fixed!r}")
-    required, optional = CONFIG_KEYS[network]
-    known = [*required, *optional, "n_train"]
-    for key, value in fixed.items():
-        if key not in known:
-            raise ValueError(f"fixed: {key!r} is not an input of the {network} cost model (its inputs: {known})")
-        if key in columns:
-            raise ValueError(f"fixed: {key!r} is also a column of the model; give it as a column or as a constant")
-        ok = isinstance(value, str) or is_finite(value) or (
-            isinstance(value, (list, tuple)) and len(value) == 3 and all(is_finite(v) for v in value))
-        if not ok or (key == "n_train" and not (is_finite(value) and value >= 1)):
-            raise ValueError(f"fixed[{key!r}]: expected a string, a finite number or three sizes "
-                             f"(n_train: a number >= 1), got {value!r}")
-    return dict(fixed)
+    return check_fixed(network, fixed, roles, n_train="auto")
 
 
 class SymbolicModel(PerformanceForm):
@@ -310,7 +297,8 @@ class SymbolicModel(PerformanceForm):
             raise ValueError("no columns given: set numeric, categorical and/or extrinsic")
         if self.network is not None and (not isinstance(self.network, str) or self.network not in NETWORKS):
             raise ValueError(f"network: expected None or one of {sorted(NETWORKS)}, got {self.network!r}")
-        fixed = _check_fixed(self.network, self.fixed, num + cat + ext)
+        roles = {**{c: "numeric" for c in num}, **{c: "categorical" for c in cat}, **{c: "extrinsic" for c in ext}}
+        fixed = _check_fixed(self.network, self.fixed, roles)
         clash = [c for c in num + ext if self.network is not None and f"log({c})" in COST_INPUTS]
         if clash:
             raise ValueError(f"numeric column {clash[0]!r}: its input log({clash[0]}) is also the name of a cost "
