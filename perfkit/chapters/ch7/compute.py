@@ -203,10 +203,11 @@ def _pollux(p: Params):
     frame = EXTERNAL_DATASETS["pollux"].load()[["job", "study", *CONFIG, "t_iter", "sync_time"]]
     splits = QUICK_INNER_SPLITS if p.quick else INNER_SPLITS
     fit_rows = scale_split(frame, "n_gpus", p.fit_max_gpus)[0]
-    _say(p, f"Pollux: choosing among {len(candidates(p.quick))} step-time forms on inner splits {list(splits)}")
-    best, scores = select_by_extrapolation(candidates(p.quick), fit_rows, "n_gpus", "t_iter", splits,
+    forms = candidates(p.quick)
+    _say(p, f"Pollux: choosing among {len(forms)} step-time forms on inner splits {list(splits)}")
+    best, scores = select_by_extrapolation(forms, fit_rows, "n_gpus", "t_iter", splits,
                                            predict_drop=["sync_time"])
-    chosen = candidates(p.quick)[best]
+    chosen = forms[best]  # unfitted: select_by_extrapolation fits clones
     _say(p, f"Pollux: {best} chosen; fitting it and {len(pollux_baselines())} baselines per job")
     study = _study("pollux", {SELECTED: chosen, **pollux_baselines(p.quick)}, frame, "n_gpus", p.fit_max_gpus,
                    "t_iter", "job", p.test_min_gpus, p.test_max_gpus, predict_drop=["sync_time"])
