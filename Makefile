@@ -71,8 +71,12 @@ $(ENVS)/legacy/.installed: $(REQ)/legacy.txt $(REQ)/legacy-sdist.txt
 
 frameworks: $(FRAMEWORK_STAMPS)
 
+# A full run also refreshes the generated blocks of README.md and docs/ (perfkit docs --write) from the new figures/.
 reproduce: $(STAMP)
 	$(VENV)/bin/perfkit reproduce $(REPRO_FLAGS)
+ifneq ($(QUICK),1)
+	$(VENV)/bin/perfkit docs --write
+endif
 
 # The teaching notebook (not a chapter: it writes no figures/), executed into build/ (quick, QUICK=1: build/quick/,
 # so a quick run never replaces the full one)
@@ -80,10 +84,12 @@ teaching: $(STAMP)
 	$(PY) -c "from perfkit.chapters.notebooks import run_notebook; print(run_notebook('notebooks/teaching_performance_modelling.ipynb', 'build/quick' if '$(QUICK)' else 'build', parameters={'quick': bool('$(QUICK)')}))"
 
 # The adapter tests run every framework for real: make test builds their environments first, and a missing
-# one fails the run instead of skipping its tests (PERFKIT_REQUIRE_FRAMEWORKS=1).
+# one fails the run instead of skipping its tests (PERFKIT_REQUIRE_FRAMEWORKS=1). Likewise the browser test of the
+# teaching notebook fails without /usr/bin/chromium and /usr/bin/chromedriver (PERFKIT_REQUIRE_BROWSER=1; Debian:
+# apt-get install chromium chromium-driver, which .ci/run does).
 test: $(STAMP)
 	$(MAKE) --no-print-directory -j3 frameworks
-	PERFKIT_REQUIRE_FRAMEWORKS=1 $(PY) -m pytest $(PYTEST_ARGS)
+	PERFKIT_REQUIRE_FRAMEWORKS=1 PERFKIT_REQUIRE_BROWSER=1 $(PY) -m pytest $(PYTEST_ARGS)
 
 # Measured datasets for this machine (resumable: re-run after an interruption).
 FRAMEWORK ?= pytorch

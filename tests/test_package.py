@@ -319,6 +319,7 @@ NOT_IMPORTED = {
     "pytest": "test extra",
     "dask": "joblib's dask backend (scale/test extras), selected by name",
     "distributed": "joblib's dask backend (scale/test extras), selected by name",
+    "selenium": "test extra: the browser test of the teaching notebook (tests/test_browser.py)",
 }
 
 

@@ -18,7 +18,9 @@ Subcommands
 ``perfkit collect ch3|ch4|noise|epoch|ch5|ch5vol [--framework pytorch] [--out PATH] [--seed S] [...]``
     Measure training steps with the harness (resumable; see ``perfkit collect -h``).
 ``perfkit findings [--write]``
-    Print the chapters' generated findings, or write them into the README.
+    Print the chapters' generated findings, or write them into docs/findings.md.
+``perfkit docs [--write | --check]``
+    Say which generated blocks of docs/ and the README are stale, or rewrite them.
 ``perfkit version`` (or ``perfkit --version``)
     Print the version.
 
@@ -35,14 +37,14 @@ import argparse
 import sys
 
 from .._version import __version__
-from . import collect, findings, fit, predict, reproduce, tables, version, whatif
+from . import collect, docs, findings, fit, predict, reproduce, tables, version, whatif
 from .common import literal
 
 __all__ = ["COMMANDS", "build_parser", "main"]
 
 #: subcommand name → its module (``HELP``, ``add_arguments(parser)``, ``run(args, argv)``), in the order of the help
 COMMANDS = {"reproduce": reproduce, "tables": tables, "fit": fit, "predict": predict, "whatif": whatif,
-            "collect": collect, "findings": findings, "version": version}
+            "collect": collect, "findings": findings, "docs": docs, "version": version}
 
 #: the former private name of :func:`perfkit.cli.common.literal`, for callers that still use it
 _literal = literal
