@@ -1,20 +1,25 @@
-"""Measure small, predict large: step-time models fitted on <= 16 GPUs predict 32-64 GPUs (Pollux's traces).
+"""Measure small, predict large: step-time models fitted on the small end of a cluster's traces predict the large end.
 
-Run: ``.venv/bin/python benchmarks/bench_scale.py``. Writes ``benchmarks/results/scale.json`` and ``.md``
-with machine info. About a minute on 2 cores (every fit single-threaded).
+Run: ``.venv/bin/python benchmarks/bench_scale.py`` (Pollux's traces; writes ``benchmarks/results/scale.json`` and
+``.md``) or ``.venv/bin/python benchmarks/bench_scale.py --traces DIR --cluster NAME`` (another cluster's traces in
+Pollux's format, ``DIR/<job>/{placements,scalability}-NAME.csv``, read by :func:`perfkit.data.pollux.load_traces`;
+writes ``benchmarks/results/scale_NAME.json`` and ``.md``). A few minutes on 2 cores (every fit single-threaded).
 
 Data: Pollux's published traces (OSDI 2021, AWS, 16 nodes × 4 NVIDIA T4; Apache-2.0), six jobs, through
-:func:`perfkit.data.pollux.load_pollux` (shipped under ``data/external/pollux/``). Protocol, per job (each job modelled on its own): fit on every row with ``n_gpus`` <= 16 (all
-placement rows and the scalability rows with <= 16 GPUs), test on the rows with 32-64 GPUs; the rows with
-20, 24 and 28 GPUs are in neither set. Metric: MAPE (%) of ``t_iter`` on the test rows, per job, per
-extrapolation factor (n_gpus / 16: 2 = 32 GPUs ... 4 = 64 GPUs) and the median over the six jobs.
-``sync_time`` (a measured phase) is given to ``fit`` only: every prediction is made without it.
+:func:`perfkit.data.pollux.load_pollux` (shipped under ``data/external/pollux/``); or another cluster's (e.g. the Sia
+artifact's, not shipped: their provenance, ``DIR/provenance.json`` when present, is copied into the results).
 
-Models: Chapter 7's (``perfkit/chapters/ch7/compute.py``): the phase-aware model selected by the inner
-protocol (below), :class:`PolluxStepModel`, the project's :class:`LogLinearModel` (extrinsic n_gpus,
-batch_per_gpu, n_nodes; default lasso with interactions, and with ``interactions=False``), and a random forest
-and gradient boosting on the log configuration columns (log target), tuned by 5-fold CV on the fit rows only
-(fixed seeds). Chapter 7 presents the same protocol; this script times it and records the machine.
+Protocol, the same code on every cluster, each job modelled on its own. The split is one rule by extrapolation
+factor (:func:`perfkit.model.extrapolation.factor_splits` on the traces' GPU counts): fit on every row with
+``n_gpus`` <= fit_max, the largest GPU count <= max / 4; test on the rows from 2·fit_max to max GPUs; the rows in
+between are in neither set. On Pollux's traces: fit <= 16, test 32-64. Metric: MAPE (%) of ``t_iter`` on the test
+rows, per job, per extrapolation factor (n_gpus / fit_max) and the median over the jobs. ``sync_time`` (a measured
+phase) is given to ``fit`` only: every prediction is made without it.
+
+Models: Chapter 7's (``perfkit/chapters/ch7/compute.py``): the phase-aware model selected by the inner protocol
+(below), :class:`PolluxStepModel`, the project's :class:`LogLinearModel` (extrinsic n_gpus, batch_per_gpu, n_nodes;
+default lasso with interactions, and with ``interactions=False``), and a random forest and gradient boosting on the
+log configuration columns (log target), tuned by 5-fold CV on the fit rows only (fixed seeds).
 
 Extra-P (PMNF automated empirical performance modelling, PyPI ``extrap`` 4.2.5) is one more row: per job,
 one model fitted on the job's fit rows over the parameters n_gpus, batch_per_gpu and n_nodes (a parameter with
@@ -22,14 +27,20 @@ one value in the job's fit rows is left out; rows with identical coordinates are
 their mean), Extra-P's default modeler and options, predicting the same test rows. It runs in its own virtualenv
 (``build/extrap-venv``; it pins numpy < 2, never a perfkit dependency) through ``bench_extrap.py``'s helpers
 (:func:`bench_extrap.plan_variant` with one group per job, :func:`bench_extrap.run_helper`; the input files
-are under ``build/extrap-work/scale-*.jsonl``). Without that virtualenv the row says "not run" and the rest
-runs as before. Its MAPEs, formulas and version are in ``scale.json`` under ``"extrap"``.
+are under ``build/extrap-work/``). Without that virtualenv (or with ``--no-extrap``) the row says "not run" and
+the rest runs as before. Its MAPEs, formulas and version are in the results under ``"extrap"``.
 
-Selection without the test rows: every candidate of :func:`candidates` is scored by inner extrapolation
-splits of the fit rows (fit <= 4 GPUs → score 8-16, the same 2-4× factors as the outer protocol; <= 6 →
-10-16; <= 8 → 12-16), score = mean over the splits of the median MAPE over the jobs; the best is refitted on
-the fit rows. Its 90 % intervals are split-conformal on the same inner splits (per job, scores
-|log(y/ŷ)| / d with d = 1 + log2(n_gpus / fit_max), the interval ŷ·exp(±q·d)).
+Selection without the test rows (:func:`perfkit.chapters.ch7.compute.select_step_model`): every candidate of
+:func:`candidates` is scored by the inner splits of the fit rows (the rule's inner splits; on Pollux's traces fit
+<= 4 GPUs → score 8-16, the same 2-4× factors as the outer protocol; <= 6 → 10-16; <= 8 → 12-16), score = mean
+over the splits of the median MAPE over the jobs; then the median of the best k candidates' predictions is scored
+the same way for every k, and the best k is refitted on the fit rows (k = 1: the best candidate alone).
+
+90 % intervals of the selected model, two calibrations (both never use a job's own test rows for its interval):
+"inner" splits only (per job, split-conformal scores |log(y/ŷ)| / d on the inner splits, d = 1 + log2(n_gpus /
+fit_max), interval ŷ·exp(±q·d)), and "transfer" (the reported one): the job's inner q times κ, the conformal 90 %
+quantile of the other jobs' test-row scores divided by their own inner q
+(:func:`perfkit.model.extrapolation.calibrate_transfer`, leave-one-job-out).
 """
 from __future__ import annotations
 
@@ -50,21 +61,48 @@ ROOT = Path(__file__).resolve().parents[1]
 EXTRAP_PYTHON = ROOT / "build" / "extrap-venv" / "bin" / "python"  # bench_extrap.DEFAULT_PYTHON
 EXTRAP = "Extra-P (PMNF)"
 EXTRAP_OPTIONS = "default"  # bench_extrap.OPTIONS: Extra-P's default modeler settings
-JOBS = ("bert", "cifar10", "deepspeech2", "imagenet", "ncf", "yolov3")
 CONFIG = ["n_gpus", "batch_per_gpu", "n_nodes"]
-FIT_MAX, TEST_MIN, TEST_MAX = 16, 32, 64
-INNER_SPLITS = [(4, 8, 16), (6, 10, 16), (8, 12, 16)]
+#: Pollux's split, which the factor rule (perfkit.model.extrapolation.factor_splits) must reproduce on its traces
+POLLUX_SPLIT = (16, 32, 64, [(4, 8, 16), (6, 10, 16), (8, 12, 16)])
 ALPHA = 0.1
 SEED = 0
+SELECTED = "selected"  # the role of the selected model in the rankings
 
 
 # ------------------------------------------------------------------------------ data
-def traces():
-    """(frame of job, study, n_gpus, n_nodes, batch_per_gpu, t_iter, sync_time; where it came from)."""
-    from perfkit.data.pollux import load_pollux
+def traces(root=None, cluster=None):
+    """(frame of job, study, n_gpus, n_nodes, batch_per_gpu, t_iter, sync_time; where it came from; provenance).
+
+    Without ``root``: Pollux's shipped traces. With it: :func:`perfkit.data.pollux.load_traces` of ``root`` for
+    ``cluster``; the provenance is ``root/provenance.json``'s entries for the files read (None without it)."""
+    import json
+
+    from perfkit.data.pollux import load_pollux, load_traces
 
     cols = ["job", "study", *CONFIG, "t_iter", "sync_time"]
-    return load_pollux()[cols].reset_index(drop=True), "data/external/pollux (perfkit.data.pollux.load_pollux())"
+    if root is None:
+        return (load_pollux()[cols].reset_index(drop=True), "data/external/pollux (perfkit.data.pollux.load_pollux())",
+                {"note": "shipped with perfkit: data/external/pollux.provenance.json", "files": {}})
+    frame = load_traces(root, cluster)
+    where = Path(os.path.abspath(root))
+    shown = str(where.relative_to(ROOT)) if where.is_relative_to(ROOT) else str(root)
+    source = f"{shown} (perfkit.data.pollux.load_traces(root, {cluster!r})), jobs {frame.attrs['jobs']}"
+    prov_path = Path(root) / "provenance.json"
+    prov = None
+    if prov_path.exists():
+        doc = json.loads(prov_path.read_text())
+        files = {f"{j}/{st}-{cluster}.csv" for j in frame.attrs["jobs"] for st in ("placements", "scalability")}
+        prov = {"note": doc.get("dataset", ""), "files": {k: v for k, v in doc.get("files", {}).items() if k in files}}
+    return frame[cols].reset_index(drop=True), source, prov
+
+
+def protocol(frame) -> dict:
+    """The outer and inner splits of the traces' GPU counts by the factor rule (the same on every cluster)."""
+    from perfkit.model.extrapolation import factor_splits
+
+    split = factor_splits(frame["n_gpus"])
+    return {"fit_max": split["fit_max"], "test_min": split["test_min"], "test_max": split["test_max"],
+            "inner_splits": [tuple(x) for x in split["inner"]], "jobs": sorted(frame["job"].unique().tolist())}
 
 
 # ------------------------------------------------------------------------------ models
@@ -83,76 +121,98 @@ def baselines() -> dict:
 
 
 # ------------------------------------------------------------------------------ protocol
-def run(frame, extrap_python=EXTRAP_PYTHON):
+def _coverage(p, lo, hi, jobs, q_by_job, extra=None):
+    inside = (p.t_iter >= lo) & (p.t_iter <= hi)
+    return {"all": float(inside.mean()), "n": int(len(p)),
+            "by_job": {j: float(inside[p.job == j].mean()) for j in jobs},
+            "by_factor": {f"{f:.3g}": float(inside[p.factor == f].mean()) for f in sorted(p.factor.unique())},
+            "q_by_job": {j: float(q_by_job[j]) for j in jobs}, **(extra or {}),
+            "median_relative_halfwidth": float(np.median((hi - lo) / 2 / p.predicted)),
+            "median_relative_halfwidth_by_job": {j: float(np.median(((hi - lo) / 2 / p.predicted)[p.job == j]))
+                                                 for j in jobs}}
+
+
+def run(frame, proto, extrap_python=EXTRAP_PYTHON, tag="scale"):
     import pandas as pd
     from sklearn.base import clone
 
-    from perfkit.model.extrapolation import (calibrate_extrapolation, extrapolation_errors, extrapolation_interval,
-                                             interval_coverage, scale_split, select_by_extrapolation)
+    from perfkit.chapters.ch7.compute import select_step_model
+    from perfkit.model.extrapolation import (calibrate_extrapolation, calibrate_transfer, extrapolation_errors,
+                                             extrapolation_interval, scale_split)
 
-    fit_rows, _ = scale_split(frame, "n_gpus", FIT_MAX)
+    fit_max, test_min, test_max, inner = proto["fit_max"], proto["test_min"], proto["test_max"], proto["inner_splits"]
+    fit_rows, _ = scale_split(frame, "n_gpus", fit_max)
     t0 = time.perf_counter()
-    best, scores = select_by_extrapolation(candidates(), fit_rows, "n_gpus", "t_iter", INNER_SPLITS,
-                                           predict_drop=["sync_time"])
+    best, chosen, scores, k_scores = select_step_model(fit_rows, inner, candidates())
     t_select = time.perf_counter() - t0
-    chosen = candidates()[best]
-    models = {f"selected: {best}": chosen, **baselines()}
+    models = {f"{SELECTED}: {best}": chosen, **baselines()}
     t0 = time.perf_counter()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        table, preds = extrapolation_errors(models, frame, "n_gpus", FIT_MAX, "t_iter", test_min=TEST_MIN,
-                                            test_max=TEST_MAX, predict_drop=["sync_time"], return_predictions=True)
+        table, preds = extrapolation_errors(models, frame, "n_gpus", fit_max, "t_iter", test_min=test_min,
+                                            test_max=test_max, predict_drop=["sync_time"], return_predictions=True)
     t_outer = time.perf_counter() - t0
-    q = calibrate_extrapolation(chosen, fit_rows, "n_gpus", "t_iter", INNER_SPLITS, alpha=ALPHA,
-                                predict_drop=["sync_time"])
-    p = preds[f"selected: {best}"]
-    lo, hi = extrapolation_interval(p.predicted, p.n_gpus, FIT_MAX, p.job.map(q))
-    inside = (p.t_iter >= lo) & (p.t_iter <= hi)
-    cover = {"all": interval_coverage(p.t_iter, lo, hi), "n": int(len(p)),
-             "by_job": {j: float(inside[p.job == j].mean()) for j in JOBS},
-             "by_factor": {f"{f:g}": float(inside[p.factor == f].mean()) for f in sorted(p.factor.unique())},
-             "q_by_job": q, "median_relative_halfwidth": float(np.median((hi - lo) / 2 / p.predicted))}
-    formulas = {j: clone(chosen).fit(*_xy(fit_rows[fit_rows.job == j])).formula() for j in JOBS}
-    seconds = {"selection": t_select, "outer": t_outer}
-    xtable, extrap = run_extrap(frame, extrap_python)
+    jobs = proto["jobs"]
+    p = preds[f"{SELECTED}: {best}"]
+    t0 = time.perf_counter()
+    q_inner = calibrate_extrapolation(chosen, fit_rows, "n_gpus", "t_iter", inner, alpha=ALPHA,
+                                      predict_drop=["sync_time"])
+    lo, hi = extrapolation_interval(p.predicted, p.n_gpus, fit_max, p.job.map(q_inner))
+    cover_inner = _coverage(p, lo, hi, jobs, q_inner)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        tr = calibrate_transfer(chosen, frame, "n_gpus", fit_max, "t_iter", inner, test_min=test_min,
+                                test_max=test_max, alpha=ALPHA, predict_drop=["sync_time"])
+    lo, hi = extrapolation_interval(p.predicted, p.n_gpus, fit_max, p.job.map(tr["q"]))
+    cover = _coverage(p, lo, hi, jobs, tr["q"].to_dict(),
+                      {"q_inner_by_job": tr["q_inner"].to_dict(), "kappa_by_job": tr["kappa"].to_dict(),
+                       "n_reference_by_job": {k: int(v) for k, v in tr["n_reference"].items()}})
+    t_intervals = time.perf_counter() - t0
+    formulas = {j: clone(chosen).fit(*_xy(fit_rows[fit_rows.job == j])).formula() for j in jobs}
+    seconds = {"selection": t_select, "outer": t_outer, "intervals": t_intervals}
+    xtable, extrap = run_extrap(frame, proto, extrap_python, tag)
     if xtable is not None:
         table = pd.concat([table, xtable], ignore_index=True)
     seconds["extrap"] = extrap["seconds"]["wall"] if "seconds" in extrap else None
-    return dict(best=best, scores=scores, table=table, coverage=cover, formulas=formulas, seconds=seconds,
-                extrap=extrap)
+    return dict(best=best, scores=scores, k_scores=k_scores, table=table, coverage=cover, coverage_inner=cover_inner,
+                formulas=formulas, seconds=seconds, extrap=extrap)
 
 
 def _xy(d):
-    return d.drop(columns=["t_iter"]), d.t_iter.to_numpy(dtype=float)
+    return d.drop(columns=["t_iter", "job"]), d.t_iter.to_numpy(dtype=float)
 
 
-def run_extrap(frame, python):
+def run_extrap(frame, proto, python, tag="scale"):
     """Extra-P on the outer split, one model per job (``bench_extrap``'s helpers, variant b_all grouped by job).
 
-    Returns ``(error table rows as extrapolation_errors' table, the "extrap" record for scale.json)``; the table
+    Returns ``(error table rows as extrapolation_errors' table, the "extrap" record for the results)``; the table
     is None when Extra-P did not run (no virtualenv at ``python``)."""
     from perfkit.model.extrapolation import error_table, scale_split
 
+    fit_max, test_min, test_max, jobs = proto["fit_max"], proto["test_min"], proto["test_max"], proto["jobs"]
+    base = dict(model=EXTRAP, parameters_offered=CONFIG, options=EXTRAP_OPTIONS)
+    if python is None:
+        return None, dict(base, status="not run", note="--no-extrap")
     where = Path(os.path.abspath(python))  # not resolved: the venv's python links to the base interpreter
     shown = str(where.relative_to(ROOT)) if where.is_relative_to(ROOT) else str(python)
-    base = dict(model=EXTRAP, parameters_offered=CONFIG, options=EXTRAP_OPTIONS, python_path=shown)
+    base["python_path"] = shown
     if not Path(python).exists():
         return None, dict(base, status="not run", note=f"no Extra-P environment at {python}: python3 -m venv "
                           "build/extrap-venv && build/extrap-venv/bin/pip install extrap==4.2.5")
     import bench_extrap as bx
 
     t0 = time.perf_counter()
-    fit_rows, _ = scale_split(frame, "n_gpus", FIT_MAX)
-    _, test_rows = scale_split(frame, "n_gpus", FIT_MAX, TEST_MIN, TEST_MAX)
+    fit_rows, _ = scale_split(frame, "n_gpus", fit_max)
+    _, test_rows = scale_split(frame, "n_gpus", fit_max, test_min, test_max)
     Xf, Xt = fit_rows[["job", *CONFIG]].reset_index(drop=True), test_rows[["job", *CONFIG]].reset_index(drop=True)
     yf = fit_rows.t_iter.to_numpy(dtype=float)
     roles = {"numeric": CONFIG, "extrinsic": [], "categorical": ["job"]}
     bx.WORK.mkdir(parents=True, exist_ok=True)
     (bx.WORK / "extrap_model.py").write_text(bx.HELPER.lstrip())
-    tasks, owner, info = bx.plan_variant("scale", "b_all", Xf, Xt, yf, roles, "scale")
+    tasks, owner, info = bx.plan_variant(tag, "b_all", Xf, Xt, yf, roles, tag)
     distinct = info.pop("_distinct")
     info.pop("_diagnostic", None)
-    out, wall = bx.run_helper(python, tasks, f"scale-{EXTRAP_OPTIONS}", bx.OPTIONS[EXTRAP_OPTIONS])
+    out, wall = bx.run_helper(python, tasks, f"{tag}-{EXTRAP_OPTIONS}", bx.OPTIONS[EXTRAP_OPTIONS])
     pred = np.full(len(Xt), np.nan)
     by_id = {t["id"]: t for t in out["tasks"]}
     models, errors, warns = {}, {}, {}
@@ -169,12 +229,12 @@ def run_extrap(frame, python):
                                   smape_fit=r["smape"], fit_seconds=round(r["fit_seconds"], 4))
         pred[t["rows"]] = [np.nan if v is None else v for v in r["predictions"]]
     ok = np.isfinite(pred)
-    p = test_rows.reset_index(drop=True).assign(predicted=pred, factor=Xt.n_gpus.to_numpy(dtype=float) / FIT_MAX)
+    p = test_rows.reset_index(drop=True).assign(predicted=pred, factor=Xt.n_gpus.to_numpy(dtype=float) / fit_max)
     table = error_table(p[ok], "t_iter", "job", EXTRAP) if ok.any() else None
     rec = dict(base, status="ok" if ok.all() else ("partial" if ok.any() else "no model"),
                version=out["extrap_version"], extrap_numpy=out["numpy"], extrap_python=out["python"],
                modeler=sorted({by_id[t["id"]].get("modeler") for t in tasks if by_id[t["id"]]["ok"]}),
-               fit_max=FIT_MAX, test_min=TEST_MIN, test_max=TEST_MAX,
+               fit_max=_num(fit_max), test_min=_num(test_min), test_max=_num(test_max),
                rows_predicted=int(ok.sum()), rows_unpredictable=int((~ok).sum()),
                unpredictable_reasons=info.get("unpredictable_reasons", {}),
                negative_predictions=int(np.sum(pred[ok] <= 0)), model_errors=errors, warnings=warns,
@@ -183,28 +243,60 @@ def run_extrap(frame, python):
         allf = table[table.factor.astype(str) == "all"].set_index("group").mape
         med = table[(table.group == "median") & (table.factor.astype(str) != "all")]
         per = table[(table.group != "median") & (table.factor.astype(str) != "all")]
-        rec.update(by_job={j: float(allf[j]) for j in JOBS if j in allf.index}, median=float(allf["median"]),
-                   by_factor={f"{float(f):g}": float(m) for f, m in zip(med.factor, med.mape)},
-                   by_job_factor={j: {f"{float(f):g}": float(m) for f, m in zip(g.factor, g.mape)}
+        rec.update(by_job={j: float(allf[j]) for j in jobs if j in allf.index}, median=float(allf["median"]),
+                   by_factor={f"{float(f):.3g}": float(m) for f, m in zip(med.factor, med.mape)},
+                   by_job_factor={j: {f"{float(f):.3g}": float(m) for f, m in zip(g.factor, g.mape)}
                                   for j, g in per.groupby("group", sort=False)})
     rec["seconds"] = dict(wall=time.perf_counter() - t0, helper_wall=wall,
                           fit=float(sum(m["fit_seconds"] for m in models.values())))
     return table, rec
 
 
+def _num(v):
+    """A whole float as an int (16.0 -> 16), for the records Chapter 7 compares with its integer parameters."""
+    return int(v) if float(v).is_integer() else float(v)
+
+
 # ------------------------------------------------------------------------------ report
-def _pivot(table):
+def _pivot(table, jobs):
     """model × (jobs, median) of the overall MAPE, and model × factor of the median over jobs."""
     allf = table[table.factor.astype(str) == "all"].pivot(index="model", columns="group", values="mape")
     med = table[(table.group == "median") & (table.factor.astype(str) != "all")]
     byf = med.assign(factor=med.factor.astype(float)).pivot(index="model", columns="factor", values="mape")
     order = list(dict.fromkeys(table.model))
-    return allf.loc[order, [*JOBS, "median"]], byf.loc[order]
+    return allf.loc[order, [*jobs, "median"]], byf.loc[order]
 
 
-def markdown(res, machine, frame, source) -> str:
-    allf, byf = _pivot(res["table"])
+def ranking(allf) -> list:
+    """Model roles (``selected`` for the selected phase-aware model) by median MAPE, best first; models not run last."""
+    med = allf["median"].rename(lambda m: SELECTED if str(m).startswith(f"{SELECTED}:") else m)
+    return [m for m in med.sort_values(kind="stable").index if np.isfinite(med[m])]
+
+
+def _title(proto, name):
+    return (f"# Measure small, predict large: step time at {_num(proto['test_min'])}-{_num(proto['test_max'])} GPUs "
+            f"from runs on <= {_num(proto['fit_max'])} ({name} traces)")
+
+
+def _coverage_lines(cov, jobs, what, extra_rows=()):
+    lines = [f"Coverage on the {cov['n']} test rows: **{100 * cov['all']:.1f} %** (median half-width "
+             f"{100 * cov['median_relative_halfwidth']:.0f} % of the prediction).", "",
+             "| " + " | ".join(["job", *jobs]) + " |", "|" + "---|" * (len(jobs) + 1),
+             "| coverage % | " + " | ".join(f"{100 * cov['by_job'][j]:.0f}" for j in jobs) + " |",
+             "| median half-width % | " + " | ".join(f"{100 * cov['median_relative_halfwidth_by_job'][j]:.0f}"
+                                                    for j in jobs) + " |"]
+    for key, label, spec in extra_rows:
+        lines.append(f"| {label} | " + " | ".join(format(cov[key][j], spec) for j in jobs) + " |")
+    lines += [f"| q ({what}) | " + " | ".join(f"{cov['q_by_job'][j]:.3f}" for j in jobs) + " |", "",
+              "By factor: " + ", ".join(f"{k}×: {100 * v:.0f} %" for k, v in cov["by_factor"].items())]
+    return lines
+
+
+def markdown(res, machine, frame, source, proto, name, provenance=None, reference=None) -> str:
+    jobs = proto["jobs"]
+    allf, byf = _pivot(res["table"], jobs)
     x = res["extrap"]
+    fit_max, test_min, test_max = (_num(proto[k]) for k in ("fit_max", "test_min", "test_max"))
     if EXTRAP not in allf.index:  # Extra-P did not run: its row says so
         allf.loc[EXTRAP] = np.nan
         byf.loc[EXTRAP] = np.nan
@@ -222,35 +314,55 @@ def markdown(res, machine, frame, source) -> str:
                      *[f"- {j}: `{f}` ({m['coordinates']} distinct coordinates over "
                        + ", ".join(f"{c} ({n})" for c, n in m["values_per_param"].items())
                        + f" values; SMAPE on the points fitted {m['smape_fit']:.1f} %)"
-                       for j, f, m in ((j, x["formulas"][j], x["models"][j]) for j in JOBS if j in x["formulas"])]]
+                       for j, f, m in ((j, x["formulas"][j], x["models"][j]) for j in jobs if j in x["formulas"])]]
         if x.get("warnings"):
             xformulas += ["", "Warnings Extra-P raised (number of models): "
                           + "; ".join(f"{n} × `{w}`" for w, n in x["warnings"].items())]
     else:
         xformulas = ["", "## Extra-P model per job", "", f"Not run: {x.get('note', x.get('model_errors'))}."]
     gpus = sorted(frame.n_gpus.unique().tolist())
-    between = [g for g in gpus if FIT_MAX < g < TEST_MIN]
+    between = [g for g in gpus if fit_max < g < test_min]
+    inner = [tuple(_num(v) for v in s) for s in proto["inner_splits"]]
+    rank = ranking(allf)
     lines = [
-        "# Measure small, predict large: step time at 32-64 GPUs from runs on <= 16 (Pollux traces)", "",
+        _title(proto, name), "",
         f"Machine: {machine['cpu']}, {machine['cores']} cores, Python {machine['python']}, numpy "
         f"{machine['versions'].get('numpy')}, scipy {machine['versions'].get('scipy')}, sklearn "
         f"{machine['versions'].get('sklearn')}; commit {machine.get('git_commit')}; {machine.get('date')}.", "",
         f"Numeric environment: {numeric_summary(machine['numeric'])}.", "",
-        f"Data: {source}; {len(frame)} rows, six jobs. GPU counts: {gpus}. Fit: n_gpus <= {FIT_MAX}; test: "
-        f"{TEST_MIN} <= n_gpus <= {TEST_MAX}; the rows with {between} GPUs are in neither set. `sync_time` is "
-        "passed to fit only; predictions see n_gpus, n_nodes, batch_per_gpu.", "",
-        f"Selected (inner splits {INNER_SPLITS}, no test row seen): **{res['best']}**.", "",
+        f"Data: {source}; {len(frame)} rows, {len(jobs)} jobs. GPU counts: {gpus}. Split by factor "
+        f"(`factor_splits`: fit <= the largest count <= max/4, test from 2× that to max): fit: n_gpus <= {fit_max}; "
+        f"test: {test_min} <= n_gpus <= {test_max}; the rows with {between} GPUs are in neither set. `sync_time` "
+        "is passed to fit only; predictions see n_gpus, n_nodes, batch_per_gpu.", "",
+    ]
+    if provenance and provenance.get("files"):
+        lines += ["Provenance (copied verbatim, not redistributed here; " + provenance.get("note", "") + "):", "",
+                  *[f"- `{k}`: {v['repo']}@{v['commit'][:12]} `{v['path']}` ({v['bytes']} bytes, sha256 "
+                    f"{v['sha256'][:16]}…)" for k, v in sorted(provenance["files"].items())], ""]
+    lines += [
+        f"Selected (inner splits {inner}, no test row seen): **{res['best']}**.", "",
+        "Ranking by median MAPE: " + " < ".join(rank) + ".", "",
+    ]
+    if reference is not None:
+        lines += [f"Pollux's traces (benchmarks/results/scale.json) rank: {' < '.join(reference['ranking'])}; "
+                  f"the selected model is first on both: {reference['same_first']}; Kendall τ between the two "
+                  f"rankings (models on both): {reference['kendall_tau']:.2f}.", ""]
+    lines += [
         "## MAPE % on the test rows, per job", "", _md(allf), "", xnote, "",
-        "## MAPE % by extrapolation factor (n_gpus / 16), median over the six jobs", "", _md(byf), "",
-        f"## 90 % intervals of the selected model (split-conformal on the inner splits, α = {ALPHA})", "",
-        f"Coverage on the {res['coverage']['n']} test rows: **{100 * res['coverage']['all']:.1f} %** "
-        f"(median half-width {100 * res['coverage']['median_relative_halfwidth']:.0f} % of the prediction).", "",
-        "| " + " | ".join(["job", *JOBS]) + " |", "|" + "---|" * (len(JOBS) + 1),
-        "| coverage % | " + " | ".join(f"{100 * res['coverage']['by_job'][j]:.0f}" for j in JOBS) + " |",
-        "| q (log units per distance) | " + " | ".join(f"{res['coverage']['q_by_job'][j]:.3f}" for j in JOBS) + " |",
-        "", "By factor: " + ", ".join(f"{k}×: {100 * v:.0f} %" for k, v in res["coverage"]["by_factor"].items()),
+        f"## MAPE % by extrapolation factor (n_gpus / {fit_max}), median over the jobs", "", _md(byf), "",
+        f"## 90 % intervals of the selected model (α = {ALPHA})", "",
+        "Transfer calibration (reported): per job, q = κ · q_inner, q_inner its split-conformal half-width on its "
+        "inner splits, κ the conformal 90 % quantile over the **other** jobs' test rows of |log(y/ŷ)| / d divided "
+        "by their own q_inner (leave-one-job-out; no row of a job's test set calibrates its interval); interval "
+        "ŷ·exp(±q·d), d = 1 + log2(n_gpus / fit_max).", "",
+        *_coverage_lines(res["coverage"], jobs, "log units per distance",
+                         [("q_inner_by_job", "q_inner", ".3f"), ("kappa_by_job", "κ (other jobs)", ".2f")]),
+        "", "Inner splits only (q = q_inner, the calibration before transfer):", "",
+        *_coverage_lines(res["coverage_inner"], jobs, "log units per distance"),
         "", "## Inner selection (fit rows only): median MAPE % over jobs per inner split", "",
         _md(res["scores"].set_index("candidate")), "",
+        "The median of the best k candidates (ranked as above), scored on the same inner splits; the best k is "
+        "selected (the smallest on a tie):", "", _md(res["k_scores"].set_index("k")), "",
         "## Selected model per job (fitted on the fit rows)", "",
         *[f"- {j}: `{f}`" for j, f in res["formulas"].items()],
         *xformulas,
@@ -259,7 +371,7 @@ def markdown(res, machine, frame, source) -> str:
 
 
 def _md(df) -> str:
-    cols = [str(c) for c in df.columns]
+    cols = [f"{c:.3g}" if isinstance(c, float) else str(c) for c in df.columns]
     out = ["| " + " | ".join([str(df.index.name or ""), *cols]) + " |", "|" + "---|" * (len(cols) + 1)]
     for idx, row in df.iterrows():
         out.append("| " + " | ".join([str(idx), *[f"{v:.1f}" if np.isfinite(v) else "not run"
@@ -267,30 +379,72 @@ def _md(df) -> str:
     return "\n".join(out)
 
 
+def compare_rankings(rank, reference_rank) -> dict:
+    """How ``rank`` agrees with ``reference_rank`` (both lists of model roles, best first): Kendall τ over the
+    models on both, and whether the selected model is first on both."""
+    from scipy.stats import kendalltau
+
+    common = [m for m in reference_rank if m in rank]
+    tau = float(kendalltau([reference_rank.index(m) for m in common], [rank.index(m) for m in common]).statistic)
+    return {"ranking": list(reference_rank), "kendall_tau": tau, "models": common,
+            "same_first": bool(rank[0] == SELECTED and reference_rank[0] == SELECTED)}
+
+
 def main(argv=None):
+    import json
+
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--out", default=str(OUT), help="results path without suffix")
+    ap.add_argument("--traces", default=None, help="folder of another cluster's traces (<job>/<table>-CLUSTER.csv); "
+                    "default: Pollux's shipped traces")
+    ap.add_argument("--cluster", default=None, help="the tables' suffix under --traces (e.g. rtx)")
+    ap.add_argument("--out", default=None, help="results path without suffix (default: results/scale or "
+                    "results/scale_CLUSTER)")
     ap.add_argument("--extrap-python", default=str(EXTRAP_PYTHON),
                     help="the interpreter of the virtualenv Extra-P is installed in (missing: Extra-P not run)")
+    ap.add_argument("--no-extrap", action="store_true", help="leave Extra-P out")
     args = ap.parse_args(argv)
+    if (args.traces is None) != (args.cluster is None):
+        ap.error("--traces and --cluster go together")
     from threadpoolctl import threadpool_limits
 
-    frame, source = traces()
+    frame, source, provenance = traces(args.traces, args.cluster)
+    proto = protocol(frame)
+    name = "Pollux" if args.traces is None else f"{args.cluster} cluster"
+    if args.traces is None:
+        got = (proto["fit_max"], proto["test_min"], proto["test_max"], [list(s) for s in proto["inner_splits"]])
+        want = POLLUX_SPLIT[:3] + ([list(s) for s in POLLUX_SPLIT[3]],)
+        assert got == want, f"the factor rule gives {got} on Pollux's traces, not {want}"
+    out_path = args.out or (str(OUT) if args.traces is None else str(OUT.with_name(f"scale_{args.cluster}")))
+    tag = "scale" if args.traces is None else f"scale_{args.cluster}"
     with threadpool_limits(1):
-        res = run(frame, Path(args.extrap_python))
+        res = run(frame, proto, None if args.no_extrap else Path(args.extrap_python), tag)
     machine = machine_info()
-    md = markdown(res, machine, frame, source)
+    allf, byf = _pivot(res["table"], proto["jobs"])
+    rank = ranking(allf)
+    reference = None
+    ref_path = OUT.with_suffix(".json")
+    if args.traces is not None and ref_path.exists():
+        import pandas as pd
+
+        ref = pd.DataFrame(json.loads(ref_path.read_text())["mape_by_job"]).T.astype(float)
+        reference = compare_rankings(rank, ranking(ref))
+    md = markdown(res, machine, frame, source, proto, name, provenance, reference)
     print(md)
-    allf, byf = _pivot(res["table"])
-    out = {"machine": machine, "source": source, "protocol": {
-        "fit_max": FIT_MAX, "test_min": TEST_MIN, "test_max": TEST_MAX, "inner_splits": INNER_SPLITS,
+    out = {"machine": machine, "source": source, "provenance": provenance, "protocol": {
+        "fit_max": _num(proto["fit_max"]), "test_min": _num(proto["test_min"]), "test_max": _num(proto["test_max"]),
+        "inner_splits": [[_num(v) for v in s] for s in proto["inner_splits"]], "jobs": proto["jobs"],
+        "rule": "perfkit.model.extrapolation.factor_splits on the traces' GPU counts",
         "alpha": ALPHA, "gpu_counts": sorted(frame.n_gpus.unique().tolist()), "seed": SEED},
-        "selected": res["best"], "mape_by_job": allf.to_dict(orient="index"),
-        "mape_median_by_factor": {m: {f"{k:g}": v for k, v in r.items()} for m, r in byf.to_dict(orient="index").items()},
+        "selected": res["best"], "ranking": rank, "ranking_vs_pollux": reference,
+        "mape_by_job": allf.to_dict(orient="index"),
+        "mape_median_by_factor": {m: {f"{k:.3g}": v for k, v in r.items()} for m, r in byf.to_dict(orient="index").items()},
         "table": res["table"].assign(factor=res["table"].factor.astype(str)).to_dict(orient="records"),
-        "inner_scores": res["scores"].to_dict(orient="records"), "coverage": res["coverage"],
+        "inner_scores": res["scores"].to_dict(orient="records"),
+        "inner_scores_by_k": res["k_scores"].to_dict(orient="records"), "coverage": res["coverage"],
+        "coverage_method": "transfer (perfkit.model.extrapolation.calibrate_transfer)",
+        "coverage_inner_only": res["coverage_inner"],
         "formulas": res["formulas"], "seconds": res["seconds"], "extrap": res["extrap"]}
-    write_results(args.out, out, md)
+    write_results(out_path, out, md)
 
 
 if __name__ == "__main__":

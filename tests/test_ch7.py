@@ -4,10 +4,10 @@ import numpy as np
 import pytest
 
 from perfkit.chapters import ch7
-from perfkit.chapters.ch7.compute import CONFIG, candidates
+from perfkit.chapters.ch7.compute import CONFIG, candidates, select_step_model
 from perfkit.chapters.result import ParameterError
 from perfkit.data.external import load_external
-from perfkit.model.extrapolation import calibrate_extrapolation, scale_split, select_by_extrapolation
+from perfkit.model.extrapolation import calibrate_transfer, scale_split
 
 VERDICTS = {"holds", "does not hold", "inconclusive", "cannot be tested here"}
 
@@ -36,6 +36,10 @@ def test_the_chapter_shows_every_model_on_every_study(result):
     assert list(claims["key"]) == ["median_10", "beats_baselines", "coverage", "ch4_batch", "ch3_workers"]
     assert set(claims["verdict"]) <= VERDICTS and (claims["verdict"] != "cannot be tested here").all()
     assert result.readings["summary"].startswith("Fitted on <= 16 GPUs")
+    cov = T["ext_scale_coverage"].set_index("where")
+    jobs = cov.loc[[w for w in cov.index if w.startswith("job ")]]
+    assert np.allclose(jobs["q"], jobs["q_inner"] * jobs["kappa"]) and (jobs["kappa"] > 0).all()
+    assert "widened by the other jobs' inflation" in result.readings["intervals"]
 
 
 def test_scored_rows_are_those_between_the_test_bounds(result):
@@ -49,7 +53,8 @@ def test_scored_rows_are_those_between_the_test_bounds(result):
 
 
 def test_the_choice_and_the_intervals_never_see_the_scored_rows():
-    """Scrambling every time beyond the fitted GPUs changes neither the selected form nor the calibration."""
+    """Scrambling every time beyond the fitted GPUs does not change the selected form, and scrambling one job's
+    (ncf) leaves its interval's q as it was: only the other jobs' q, which learn their inflation from ncf, move."""
     frame = load_external("pollux")[0][["job", "study", *CONFIG, "t_iter", "sync_time"]]
     rng = np.random.default_rng(0)
     beyond = frame["n_gpus"] > 16
@@ -58,12 +63,16 @@ def test_the_choice_and_the_intervals_never_see_the_scored_rows():
     picks = []
     for f in (frame, scrambled):
         fit = scale_split(f, "n_gpus", 16)[0]
-        best, _ = select_by_extrapolation(candidates(quick=True), fit, "n_gpus", "t_iter", [(4, 8, 16)],
-                                          predict_drop=["sync_time"])
-        q = calibrate_extrapolation(candidates(quick=True)[best], fit, "n_gpus", "t_iter", [(4, 8, 16)],
-                                    predict_drop=["sync_time"])
-        picks.append((best, q))
-    assert picks[0] == picks[1]
+        picks.append(select_step_model(fit, [(4, 8, 16)], candidates(quick=True)))
+    assert picks[0][0] == picks[1][0] and picks[0][3].equals(picks[1][3])
+    ncf = beyond & (frame["job"] == "ncf")
+    one_job = frame.copy()
+    one_job.loc[ncf, "t_iter"] = frame.loc[ncf, "t_iter"].to_numpy()[::-1] * 2.0
+    cals = [calibrate_transfer(picks[0][1], f, "n_gpus", 16, "t_iter", [(4, 8, 16)], test_min=32,
+                               test_max=64, predict_drop=["sync_time"]) for f in (frame, one_job)]
+    assert cals[1].loc["ncf", "q"] == cals[0].loc["ncf", "q"]
+    assert cals[1]["q_inner"].equals(cals[0]["q_inner"])  # the inner q reads the fit rows only
+    assert (cals[1].drop(index="ncf")["q"] != cals[0].drop(index="ncf")["q"]).any()
 
 
 @pytest.mark.parametrize("kw, culprit", [

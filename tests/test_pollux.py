@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from perfkit.data.external import EXTERNAL_DATASETS, external_dir, load_pollux
-from perfkit.data.pollux import POLLUX_COLUMNS, POLLUX_JOBS, placement_layout
+from perfkit.data.pollux import POLLUX_COLUMNS, POLLUX_JOBS, load_traces, placement_layout
 from perfkit.model.equations import load_imbalance_factor
 
 PROVENANCE = external_dir() / "pollux.provenance.json"
@@ -230,3 +230,65 @@ def test_registry_and_exports():
     else:  # not registered: load_external refuses it by name
         with pytest.raises(ValueError, match="'pollux' unknown"):
             ext.load_external("pollux")
+
+
+# ------------------------------------------------------------------------------ other clusters' traces
+def _cluster_copy(tmp_path, jobs=("bert", "ncf"), cluster="big"):
+    """Pollux's tables of ``jobs`` renamed to ``<study>-<cluster>.csv``, with one placement of 8 GPUs per node."""
+    for job in jobs:
+        (tmp_path / job).mkdir()
+        for study in ("placements", "scalability"):
+            text = (SOURCE / job / f"{study}.csv").read_text()
+            if study == "placements":
+                header, first, *rest = text.splitlines()
+                cells = first.split(",")
+                cells[header.split(",").index("placement")] = "88"
+                text = "\n".join([header, ",".join(cells), *rest]) + "\n"
+            (tmp_path / job / f"{study}-{cluster}.csv").write_text(text)
+    return tmp_path
+
+
+def test_load_traces_reads_other_clusters(tmp_path, frame):
+    root = _cluster_copy(tmp_path)
+    (root / "gpt").mkdir()
+    (root / "gpt" / "placements-big.csv").write_text(PLACEMENTS_HEADER + "\n1,4,0.4,0.01\n")  # no scalability
+    (root / "notes").mkdir()
+    got = load_traces(root, "big")
+    assert got.attrs["jobs"] == ["bert", "ncf"] and got.attrs["skipped"] == ["gpt"] and got.attrs["cluster"] == "big"
+    assert list(got.columns) == POLLUX_COLUMNS and got.attrs["dataset"] == "traces"
+    ours = frame[frame["job"].isin(["bert", "ncf"])].reset_index(drop=True)
+    assert len(got) == len(ours)
+    first = got.iloc[0]
+    assert first["placement"] == "88" and first["n_gpus"] == 16 and first["n_nodes"] == 2
+    assert got["source"].iloc[0] == f"{root.name}/bert/placements-big.csv"
+    edited = (got["placement"] == "88").to_numpy()  # each job's first row; Pollux's nodes hold at most 4 GPUs
+    assert edited.sum() == 2
+    cols = ["job", "study", "n_gpus", "n_nodes", "batch_per_gpu", "t_iter", "sync_time"]
+    assert got.loc[~edited, cols].reset_index(drop=True).equals(ours.loc[~edited, cols].reset_index(drop=True))
+    assert len(load_traces(root, "big", jobs=["ncf"], study="scalability")) == (
+        (frame["job"] == "ncf") & (frame["study"] == "scalability")).sum()
+    # without a cluster: the shipped names
+    assert len(load_traces(SOURCE, jobs=["yolov3"])) == (frame["job"] == "yolov3").sum()
+
+
+def test_load_traces_refusals(tmp_path):
+    root = _cluster_copy(tmp_path, jobs=("bert",))
+    with pytest.raises(FileNotFoundError, match="is not a folder"):
+        load_traces(tmp_path / "none", "big")
+    with pytest.raises(FileNotFoundError, match=r"no job folder holds placements-small\.csv and scalability-small\.csv"):
+        load_traces(root, "small")
+    with pytest.raises(FileNotFoundError, match=r"ncf/placements-big\.csv"):
+        load_traces(root, "big", jobs=["ncf"])
+    for bad in ("../x", "", "a/b", 3):
+        with pytest.raises(ValueError, match="cluster: expected a name"):
+            load_traces(root, bad)
+    for bad in ("bert", [], ["../bert"], [""]):
+        with pytest.raises(ValueError, match="jobs: expected"):
+            load_traces(root, "big", jobs=bad)
+    with pytest.raises(ValueError, match="study: expected"):
+        load_traces(root, "big", study="speed")
+    path = root / "bert" / "placements-big.csv"
+    path.write_text(PLACEMENTS_HEADER + "\n90,4,0.4,0.01\n")  # a node with 0 GPUs
+    with pytest.raises(ValueError, match=re.escape(str(path)) + r": column 'placement', row 1, line 2: expected the "
+                                                                r"digits 1-9"):
+        load_traces(root, "big")

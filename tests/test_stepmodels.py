@@ -8,8 +8,8 @@ from sklearn.linear_model import LinearRegression
 
 from perfkit.model.extrapolation import (calibrate_extrapolation, distance, extrapolation_errors,
                                          extrapolation_interval, interval_coverage, scale_split,
-                                         select_by_extrapolation)
-from perfkit.model.stepmodels import PhaseAwareStepModel, PolluxStepModel, SYNC_FORMS
+                                         select_by_extrapolation, select_median_of_top)
+from perfkit.model.stepmodels import MedianOfModels, PhaseAwareStepModel, PolluxStepModel, SYNC_FORMS
 
 PLACEMENTS = [(k, n) for k in (1, 2, 3, 4, 6, 8, 12, 16, 24, 32) for n in (1, 2, 4, 8) if n <= k and k <= 4 * n]
 
@@ -174,6 +174,54 @@ def test_select_by_extrapolation_and_intervals():
     assert distance([8.0], 2)[0] == pytest.approx(3.0)
     assert lo[0] == pytest.approx(10 * np.exp(-0.3)) and hi[0] == pytest.approx(10 * np.exp(0.3))
     assert interval_coverage([1, 2, 3], [0, 0, 0], [1.5, 2.5, 2.5]) == pytest.approx(2 / 3)
+
+
+class _Const(LinearRegression):
+    def __init__(self, value=5.0):
+        self.value = value
+
+    def fit(self, X, y):
+        self.fitted_ = True
+        return self
+
+    def predict(self, X):
+        return np.full(len(X), float(self.value))
+
+
+def test_median_of_top_k_hand_checked():
+    d = _tiny()
+    cands = {"c12": _Const(12.0), "line": LinearRegression(), "c30": _Const(30.0)}
+    names, scores, k_scores = select_median_of_top(cands, d, "x", "y", splits=[(2, 4)], groups="g")
+    _, plain = select_by_extrapolation(cands, d, "x", "y", splits=[(2, 4)], groups="g")
+    assert scores.equals(plain) and scores.candidate.tolist() == ["line", "c12", "c30"]
+    test = d[d.x > 2]
+
+    def median_mape(pred):  # the median over groups of each group's MAPE
+        ape = 100 * np.abs(pred - test.y.to_numpy()) / test.y.to_numpy()
+        return float(np.median([ape[(test.g == g).to_numpy()].mean() for g in ("a", "b")]))
+
+    line = np.array([8.0, 16.0, 14.0, 18.0])  # the lines fitted on x <= 2, at x = 4 and 8 (group a, then b)
+    assert k_scores.k.tolist() == [1, 2, 3]
+    assert k_scores.score.tolist() == pytest.approx([median_mape(line), median_mape((line + 12) / 2),
+                                                     median_mape(np.median([line, np.full(4, 12.0),
+                                                                            np.full(4, 30.0)], axis=0))])
+    assert names == ["line", "c12"][:int(k_scores.k[k_scores.score.idxmin()])]
+    m = MedianOfModels([(n, cands[n]) for n in ("line", "c12", "c30")]).fit(d[["x"]], d.y.to_numpy())
+    assert np.allclose(m.predict(pd.DataFrame({"x": [0.0, 100.0]})), [12.0, 30.0])
+    c = clone(m)
+    assert not hasattr(c, "estimators_") and c.estimators[1][1] is not m.estimators[1][1]
+    with pytest.raises(NotFittedError):
+        c.predict(d[["x"]])
+    with pytest.raises(ValueError, match="estimators"):
+        MedianOfModels([]).fit(d[["x"]], d.y.to_numpy())
+
+
+def test_median_of_phase_forms_writes_its_members():
+    X, y = _synthetic(PhaseAwareStepModel(), PHASE, noise=0.01)
+    m = MedianOfModels([("log", PhaseAwareStepModel()), ("sqrt", PhaseAwareStepModel(sync_form="sqrt"))]).fit(X, y)
+    parts = [PhaseAwareStepModel().fit(X, y), PhaseAwareStepModel(sync_form="sqrt").fit(X, y)]
+    assert np.allclose(m.predict(X), np.median([p.predict(X) for p in parts], axis=0))
+    assert m.formula() == "median of: log: " + parts[0].formula() + " | sqrt: " + parts[1].formula()
 
 
 def test_extrapolation_errors_hides_phases_from_predict():

@@ -6,6 +6,10 @@ from the artifact of Qiao et al., "Pollux: Co-adaptive Cluster Scheduling for Go
 (1 to 16 GPUs on at most 4 nodes), ``scalability.csv`` only the node and GPU counts (6 to 64 GPUs on 6 to 16
 nodes).
 
+Other clusters' traces in the same format (e.g. the Sia artifact's ``<job>/placements-<cluster>.csv`` and
+``<job>/scalability-<cluster>.csv``, one digit per node up to 9 GPUs per node) are read, with the same checks, by
+:func:`load_traces`.
+
 >>> placement_layout("1222")
 (4, 7, 2, 1, 1.1428571428571428)
 """
@@ -22,7 +26,7 @@ from .._io import read_csv
 from .external_files import (MAX_BATCH, MAX_GPUS, MAX_STEP_TIME, count_column, external_dir, number_column,
                              row_where)
 
-__all__ = ["POLLUX_COLUMNS", "POLLUX_JOBS", "POLLUX_STUDIES", "load_pollux", "placement_layout"]
+__all__ = ["POLLUX_COLUMNS", "POLLUX_JOBS", "POLLUX_STUDIES", "load_pollux", "load_traces", "placement_layout"]
 
 #: The six jobs of the traces, one folder each.
 POLLUX_JOBS = ("bert", "cifar10", "deepspeech2", "imagenet", "ncf", "yolov3")
@@ -37,6 +41,7 @@ _HEADERS = {
 POLLUX_COLUMNS = ["job", "study", "placement", "n_nodes", "n_gpus", "gpus_per_node_max", "gpus_per_node_min",
                   "load_imbalance", "batch_per_gpu", "batch_global", "t_iter", "sync_time", "source"]
 _PLACEMENT = re.compile(r"[1-9]+")
+_CLUSTER = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
 
 
 def placement_layout(placement: str) -> tuple:
@@ -222,21 +227,94 @@ def load_pollux(study: str = "all", root=None):
         ``step_time`` <= 0 or above ``MAX_STEP_TIME``; a ``sync_time`` < 0 or above ``step_time``. Each message
         names the file and the column or row at fault (rows 1-based, with their line in the file).
     """
-    if study == "all":
-        studies = POLLUX_STUDIES
-    elif study in POLLUX_STUDIES:
-        studies = (study,)
-    else:
-        raise ValueError(f"study: expected 'all' or one of {POLLUX_STUDIES}, got {study!r}")
+    studies = _studies(study)
     folder = Path(root) if root is not None else external_dir() / "pollux"
+    return _load(folder, POLLUX_JOBS, studies, None, "pollux")
+
+
+def _studies(study) -> tuple:
+    if study == "all":
+        return POLLUX_STUDIES
+    if study in POLLUX_STUDIES:
+        return (study,)
+    raise ValueError(f"study: expected 'all' or one of {POLLUX_STUDIES}, got {study!r}")
+
+
+def _table_name(study: str, cluster) -> str:
+    return f"{study}.csv" if cluster is None else f"{study}-{cluster}.csv"
+
+
+def _load(folder: Path, jobs, studies, cluster, dataset: str):
     parts, sources = [], []
-    for job in POLLUX_JOBS:
+    for job in jobs:
         for s in studies:
-            path = folder / job / f"{s}.csv"
+            name = _table_name(s, cluster)
+            path = folder / job / name
             sources.append(str(path))
-            parts.append(_study_rows(job, s, path, f"{folder.name}/{job}/{s}.csv"))
+            parts.append(_study_rows(job, s, path, f"{folder.name}/{job}/{name}"))
     frame = _frame(parts)
-    frame.attrs["dataset"] = "pollux"
+    frame.attrs["dataset"] = dataset
     frame.attrs["source"] = sources
     frame.attrs["dropped"] = {}
+    return frame
+
+
+def load_traces(root, cluster=None, jobs=None, study: str = "all"):
+    """Step-time traces in Pollux's format from any cluster, as :func:`load_pollux`'s frame.
+
+    Parameters
+    ----------
+    root : path
+        Folder with one sub-folder per job, each holding ``placements[-<cluster>].csv`` and
+        ``scalability[-<cluster>].csv`` (the columns of Pollux's tables, in any order: ``placement``, one digit
+        1-9 per node, or ``num_nodes`` and ``num_replicas``; ``local_bsz``, ``step_time``, ``sync_time``).
+    cluster : str, optional
+        The tables' suffix (``"rtx"`` reads ``placements-rtx.csv``); None reads ``placements.csv``.
+    jobs : list of str, optional
+        The jobs to read (each must have the tables). None: every sub-folder of ``root`` that has every table of
+        ``study`` for ``cluster``, sorted by name; ``frame.attrs["skipped"]`` names the sub-folders that have only
+        some of them.
+    study : {"all", "placements", "scalability"}
+        Both tables or one kind.
+
+    Returns
+    -------
+    pandas.DataFrame
+        The columns of :data:`POLLUX_COLUMNS`, every row checked as :func:`load_pollux` checks it (the same
+        errors, naming the file, column and row); ``attrs``: ``dataset`` (``"traces"``), ``cluster``, ``jobs``,
+        ``source``, ``skipped`` and ``dropped`` (always empty).
+
+    Raises
+    ------
+    FileNotFoundError
+        ``root`` is not a folder; a table of a job named in ``jobs`` is missing; no job has the tables.
+    ValueError
+        A bad ``study``, ``cluster`` (letters, digits, ``_``, ``.``, ``-``) or ``jobs``; a table that fails
+        :func:`load_pollux`'s checks.
+    """
+    studies = _studies(study)
+    if cluster is not None and (not isinstance(cluster, str) or not _CLUSTER.fullmatch(cluster)):
+        raise ValueError(f"cluster: expected a name of letters, digits, '_', '.' or '-' (the tables' suffix), "
+                         f"got {cluster!r}")
+    folder = Path(root)
+    if not folder.is_dir():
+        raise FileNotFoundError(f"root: {str(folder)!r} is not a folder (one sub-folder per job expected)")
+    names = [_table_name(s, cluster) for s in studies]
+    skipped = []
+    if jobs is None:
+        found = []
+        for sub in sorted(p for p in folder.iterdir() if p.is_dir()):
+            have = [(sub / n).is_file() for n in names]
+            if all(have):
+                found.append(sub.name)
+            elif any(have):
+                skipped.append(sub.name)
+        if not found:
+            raise FileNotFoundError(f"{folder}: no job folder holds {' and '.join(names)}")
+        jobs = found
+    elif isinstance(jobs, str) or not jobs or not all(isinstance(j, str) and j and "/" not in j and j not in
+                                                      (".", "..") for j in jobs):
+        raise ValueError(f"jobs: expected a non-empty list of job folder names, got {jobs!r}")
+    frame = _load(folder, list(jobs), studies, cluster, "traces")
+    frame.attrs.update(cluster=cluster, jobs=list(jobs), skipped=skipped)
     return frame

@@ -9,6 +9,16 @@ on <= 4 GPUs, score on 8-16, for a protocol that fits on <= 16 and predicts 32-6
 :func:`calibrate_extrapolation` calibrates prediction intervals on the same inner splits: split-conformal
 scores |log(y/ŷ)| / d, with d = 1 + log2(factor) growing with the extrapolation distance, whose
 (1 − α) quantile q gives the interval ŷ·exp(±q·d) at a row of factor ``factor``.
+
+Inner splits see errors at a smaller scale than the one predicted, and extrapolating further may err more per unit
+of distance than they show. :func:`calibrate_transfer` measures that inflation on **other groups** (e.g. other
+jobs of the same cluster) fitted on the same split: for each reference group k, the scores of its rows beyond
+``fit_max`` divided by its own inner q (:func:`inflation_ratios`); their conformal (1 − α) quantile κ
+(:func:`transfer_inflation`) multiplies the inner q of the group predicted. A group's interval never uses its own
+rows beyond ``fit_max``: only its fit rows (its inner q) and the other groups' rows (κ), which is what a user with a
+new job has.
+
+:func:`factor_splits` states one rule, by extrapolation factor, for the outer and inner splits of a scale column.
 """
 from __future__ import annotations
 
@@ -18,7 +28,9 @@ from .._checks import check_number
 from .validation import missing_column_error, numeric_column
 
 __all__ = ["scale_split", "extrapolation_predictions", "extrapolation_errors", "error_table", "select_by_extrapolation",
-           "calibrate_extrapolation", "extrapolation_interval", "interval_coverage", "distance"]
+           "calibrate_extrapolation", "extrapolation_interval", "interval_coverage", "distance", "conformal_quantile",
+           "inflation_ratios", "transfer_inflation", "calibrate_transfer", "factor_splits", "INNER_FRACTIONS",
+           "select_median_of_top"]
 
 MEDIAN = "median"  # the group label of the median over groups
 
@@ -171,6 +183,53 @@ def select_by_extrapolation(candidates: dict, fit_frame, column, target, splits,
     return str(scores.candidate.iloc[0]), scores
 
 
+def select_median_of_top(candidates: dict, fit_frame, column, target, splits, groups="job", *, predict_drop=()):
+    """Pick k and the median of the best k candidates' predictions by inner extrapolation splits of the fit rows.
+
+    The candidates are ranked as :func:`select_by_extrapolation` ranks them (the same scores, ties to the
+    first); then, for every k from 1 to the number of candidates, the median of the top k candidates' predictions
+    on each inner split is scored the same way (mean over the splits of the median over ``groups`` of the MAPE),
+    and the best k wins (the smallest on a tie). Every prediction is made once; nothing outside ``fit_frame`` is
+    read.
+
+    Returns ``(names, scores, k_scores)``: the chosen candidates best first (k of them), the candidates' scores
+    (as :func:`select_by_extrapolation`'s) and a DataFrame with one row per k (``k``, a column per split,
+    ``score``) sorted by k."""
+    import pandas as pd
+
+    if not isinstance(candidates, dict) or not candidates:
+        raise ValueError("candidates: expected a non-empty dict of name -> estimator")
+    splits = _check_splits(splits)
+    keys = [f"<={fm:g}→{lo:g}-{'' if hi is None else f'{hi:g}'}" for fm, lo, hi in splits]
+    preds = {}
+    for name, model in candidates.items():
+        preds[name] = [extrapolation_predictions(model, fit_frame, column, fm, target, groups, test_min=lo,
+                                                 test_max=hi, predict_drop=predict_drop) for fm, lo, hi in splits]
+
+    def score(frames):
+        row = {}
+        for key, p in zip(keys, frames):
+            t = error_table(p, target, groups, "m")
+            row[key] = float(t[(t.group == MEDIAN) & (t.factor.astype(str) == "all")].mape.iloc[0])
+        row["score"] = float(np.mean([row[k] for k in keys]))
+        return row
+
+    rows = [{"candidate": name, **score(frames)} for name, frames in preds.items()]
+    scores = pd.DataFrame(rows)
+    scores = scores.iloc[np.argsort(scores.score.to_numpy(), kind="stable")].reset_index(drop=True)
+    order = scores.candidate.tolist()
+    k_rows = []
+    for k in range(1, len(order) + 1):
+        frames = []
+        for i in range(len(splits)):
+            member = [preds[name][i]["predicted"].to_numpy(dtype=float) for name in order[:k]]
+            frames.append(preds[order[0]][i].assign(predicted=np.median(np.vstack(member), axis=0)))
+        k_rows.append({"k": k, **score(frames)})
+    k_scores = pd.DataFrame(k_rows)
+    best_k = int(k_scores.k.iloc[int(np.argmin(k_scores.score.to_numpy()))])
+    return order[:best_k], scores, k_scores
+
+
 def calibrate_extrapolation(model, fit_frame, column, target, splits, groups="job", *, alpha=0.1,
                             predict_drop=()):
     """Split-conformal half-width per group for intervals that widen with the extrapolation distance.
@@ -190,12 +249,127 @@ def calibrate_extrapolation(model, fit_frame, column, target, splits, groups="jo
         keys = pred[groups].tolist() if groups is not None else [None] * len(pred)
         for k, v in zip(keys, s.tolist()):
             scores.setdefault(k, []).append(v)
-    out = {}
-    for k, v in scores.items():
-        v = np.sort(np.asarray(v))
-        rank = min(int(np.ceil((len(v) + 1) * (1 - alpha))), len(v))
-        out[k] = float(v[rank - 1])
-    return out
+    return {k: conformal_quantile(v, alpha, cap=True) for k, v in scores.items()}
+
+
+def conformal_quantile(scores, alpha, *, cap: bool = False) -> float:
+    """The ⌈(n+1)(1−α)⌉-th smallest of the n ``scores`` (split-conformal, finite-sample corrected): inf when that
+    rank exceeds n, or the largest score with ``cap``."""
+    alpha = check_number("alpha", alpha, positive=True)
+    if alpha >= 1:
+        raise ValueError(f"alpha: expected a number in (0, 1), got {alpha!r}")
+    v = np.sort(np.asarray(scores, dtype=float))
+    if v.ndim != 1 or not len(v) or not np.all(np.isfinite(v)):
+        raise ValueError("scores: expected a non-empty list of finite numbers")
+    rank = int(np.ceil(round((len(v) + 1) * (1 - alpha), 9)))
+    if rank > len(v):
+        return float(v[-1]) if cap else float("inf")
+    return float(v[rank - 1])
+
+
+def _log_scores(pred, target) -> np.ndarray:
+    ratio = pred[target].to_numpy(dtype=float) / pred["predicted"].to_numpy(dtype=float)
+    if not np.all(np.isfinite(ratio) & (ratio > 0)):
+        raise ValueError("a prediction is not a finite number > 0 (no log-ratio score)")
+    return np.abs(np.log(ratio)) / pred["distance"].to_numpy(dtype=float)
+
+
+def inflation_ratios(model, frame, column, fit_max, target, splits, groups="job", *, test_min=None, test_max=None,
+                     alpha=0.1, predict_drop=()):
+    """Per group: fitted on its rows <= ``fit_max``, the scores |log(y/ŷ)| / d of its rows beyond (``test_min`` to
+    ``test_max``) divided by the group's inner q (:func:`calibrate_extrapolation` on ``splits`` of its fit rows at
+    ``alpha``).
+
+    Returns ``(ratios, q_inner)``: ``ratios`` the test rows (:func:`extrapolation_predictions`) with ``score`` and
+    ``ratio`` added; ``q_inner`` a dict group → inner q. A ratio of 1 is a row just at the edge of its group's inner
+    interval; above 1, outside it. A group whose inner q is 0 is refused (its ratios are undefined)."""
+    fit_rows = scale_split(frame, column, fit_max)[0]
+    q = calibrate_extrapolation(model, fit_rows, column, target, splits, groups, alpha=alpha, predict_drop=predict_drop)
+    pred = extrapolation_predictions(model, frame, column, fit_max, target, groups, test_min=test_min,
+                                     test_max=test_max, predict_drop=predict_drop)
+    keys = pred[groups] if groups is not None else None
+    inner = keys.map(q).to_numpy(dtype=float) if keys is not None else np.full(len(pred), q[None])
+    if not np.all(np.isfinite(inner) & (inner > 0)):
+        bad = sorted({str(k) for k, v in q.items() if not v > 0})
+        raise ValueError(f"inner q is 0 for {bad or 'a group without inner scores'}: the inner splits fit those rows "
+                         "exactly, so a ratio to it is undefined")
+    score = _log_scores(pred, target)
+    return pred.assign(score=score, ratio=score / inner), q
+
+
+def transfer_inflation(ratios, alpha=0.1, *, groups="job", exclude=None) -> float:
+    """κ: the conformal (1 − α) quantile (:func:`conformal_quantile`, the largest ratio when too few) of the
+    ``ratio`` column of :func:`inflation_ratios`' table, leaving out the rows of group ``exclude`` (the group whose
+    interval κ will widen, so that none of its rows beyond the fitted range is used)."""
+    r = ratios if exclude is None else ratios[ratios[groups] != exclude]
+    if not len(r):
+        raise ValueError(f"no reference rows left (excluding {exclude!r}): the inflation needs other groups")
+    return conformal_quantile(r["ratio"].to_numpy(dtype=float), alpha, cap=True)
+
+
+def calibrate_transfer(model, frame, column, fit_max, target, splits, groups="job", *, test_min=None, test_max=None,
+                       alpha=0.1, predict_drop=()):
+    """Half-widths q per group from the group's own inner q and the inflation κ of the **other** groups.
+
+    For each group j: q_j = κ_j · q_inner_j, κ_j = :func:`transfer_inflation` of every other group's
+    :func:`inflation_ratios` (leave-one-group-out). Group j's rows beyond ``fit_max`` are used for no q_j (only
+    for the other groups' κ). Returns a DataFrame indexed by group with columns ``q_inner``, ``kappa``, ``q`` and
+    ``n_reference`` (the rows κ came from); :func:`extrapolation_interval` takes its ``q``. Needs at least two
+    groups."""
+    import pandas as pd
+
+    if groups is None:
+        raise ValueError("groups: transfer calibration needs groups (the other groups calibrate each one)")
+    ratios, q_inner = inflation_ratios(model, frame, column, fit_max, target, splits, groups, test_min=test_min,
+                                       test_max=test_max, alpha=alpha, predict_drop=predict_drop)
+    names = sorted(q_inner, key=str)
+    if len(set(ratios[groups])) < 2:
+        raise ValueError(f"groups: {len(set(ratios[groups]))} group with rows beyond {fit_max:g}; transfer "
+                         "calibration needs at least two")
+    rows = []
+    for g in names:
+        kappa = transfer_inflation(ratios, alpha, groups=groups, exclude=g)
+        rows.append(dict(group=g, q_inner=q_inner[g], kappa=kappa, q=kappa * q_inner[g],
+                         n_reference=int((ratios[groups] != g).sum())))
+    return pd.DataFrame(rows).set_index("group")
+
+
+#: the inner splits of :func:`factor_splits` fit on the values up to these fractions of fit_max
+INNER_FRACTIONS = (0.25, 0.375, 0.5)
+
+
+def factor_splits(values) -> dict:
+    """The extrapolation splits of a scale column by factor, one rule for any range of measured ``values``.
+
+    Outer: fit on the values <= ``fit_max``, the largest measured value <= max / 4; score the values from
+    ``test_min`` = 2·fit_max to ``test_max`` = max (factors 2 to 4 when the values reach 4·fit_max). Inner (inside
+    the fit rows): for each fraction r of :data:`INNER_FRACTIONS`, fit on the values <= the largest measured value
+    <= r·fit_max and score the measured values from inner_max + fit_max / 4 up to fit_max; an inner split is kept
+    when it fits on at least two distinct values and scores at least one, once. On values 1..16 and 20..64 (Pollux)
+    this is fit <= 16, score 32..64, inner (4, 8, 16), (6, 10, 16), (8, 12, 16).
+
+    Returns ``{"fit_max", "test_min", "test_max", "inner": [(inner_max, test_min, test_max), ...]}``; raises
+    ``ValueError`` when no value is <= max / 4 or none is >= 2·fit_max."""
+    v = np.unique(np.asarray(values, dtype=float))
+    if not len(v) or not np.all(np.isfinite(v) & (v > 0)):
+        raise ValueError("values: expected finite numbers > 0")
+    top = float(v.max())
+    below = v[v <= top / 4]
+    if not len(below):
+        raise ValueError(f"values: none is at most a quarter of the largest ({top:g}); no 4x extrapolation")
+    fit_max = float(below.max())
+    if not (v >= 2 * fit_max).any():
+        raise ValueError(f"values: none reaches twice fit_max {fit_max:g}")
+    inner = []
+    for r in INNER_FRACTIONS:
+        fit_vals = v[v <= r * fit_max]
+        if len(fit_vals) < 2:
+            continue
+        m = float(fit_vals.max())
+        scored = v[(v >= m + fit_max / 4) & (v <= fit_max)]
+        if len(scored) and all(s[0] != m for s in inner):
+            inner.append((m, float(scored.min()), fit_max))
+    return {"fit_max": fit_max, "test_min": 2 * fit_max, "test_max": top, "inner": inner}
 
 
 def extrapolation_interval(predicted, values, fit_max, q):

@@ -11,8 +11,11 @@ half of ``fit_max``, score the rows between that and ``fit_max``), with the spli
 (:func:`perfkit.model.extrapolation.extrapolation_interval`).
 
 The scores assume that the error per unit of distance is about the same at the inner splits' scale as beyond
-``fit_max``: nothing guarantees it (on Pollux's traces, fitted on <= 16 GPUs, 90 % intervals covered 69 % of the
-rows at 32-64 GPUs: ``benchmarks/results/scale.md``).
+``fit_max``: nothing guarantees it (``benchmarks/results/scale.md`` measures it). ``inflation`` (κ > 0, default 1)
+multiplies q for that: κ measured on other groups that were fitted and predicted on the same split (e.g. other jobs
+of the same cluster: :func:`perfkit.model.extrapolation.transfer_inflation` of their
+:func:`~perfkit.model.extrapolation.inflation_ratios`), so that the interval of a new group uses its own fit rows
+and the other groups' rows beyond ``fit_max``, never its own. The interval is then ŷ·exp(±κ·q·d).
 
 The model saves itself as JSON (``perfkit.ScaleIntervalModel``: the wrapped form's own document, the scores, the
 fitted ranges and levels), never pickle.
@@ -102,6 +105,8 @@ class ScaleIntervalModel(RowCapabilities, SavedModel, RegressorMixin, BaseEstima
         test_min <= ``column`` <= test_max.
     phases : list of str
         Columns measured in fit only (e.g. a synchronisation time): the inner predictions never see them.
+    inflation : float, default 1.0
+        κ > 0: the half-width is κ·q (:meth:`half_width`); 1 keeps the inner splits' q.
 
     Attributes
     ----------
@@ -117,14 +122,17 @@ class ScaleIntervalModel(RowCapabilities, SavedModel, RegressorMixin, BaseEstima
     json_format = "perfkit.ScaleIntervalModel"
     json_version = 1
     fitted_keys = ("estimator", "scores", "ranges", "levels", "fit_time")
+    #: ``inflation``: absent from files written before it existed (they mean 1)
+    optional_settings = ("inflation",)
     fitted_attribute = "scores_"
 
-    def __init__(self, estimator=None, *, column="n_gpus", fit_max=1.0, splits=(), phases=()):
+    def __init__(self, estimator=None, *, column="n_gpus", fit_max=1.0, splits=(), phases=(), inflation=1.0):
         self.estimator = estimator
         self.column = column
         self.fit_max = fit_max
         self.splits = splits
         self.phases = phases
+        self.inflation = inflation
 
     # ------------------------------------------------------------------ settings
     def _settings(self):
@@ -134,11 +142,15 @@ class ScaleIntervalModel(RowCapabilities, SavedModel, RegressorMixin, BaseEstima
         phases = column_list("phases", list(self.phases))
         if self.column in phases:
             raise ValueError(f"column {self.column!r} is a phase column (measured in fit only), not a scale column")
+        self._inflation()
         return fit_max, _check_splits(self.splits, fit_max), phases
+
+    def _inflation(self) -> float:
+        return check_number("inflation", self.inflation, positive=True)
 
     @classmethod
     def _setting_names(cls) -> list:
-        return ["column", "fit_max", "splits", "phases"]
+        return ["column", "fit_max", "splits", "phases", "inflation"]
 
     @classmethod
     def _from_settings(cls, settings):
@@ -147,7 +159,8 @@ class ScaleIntervalModel(RowCapabilities, SavedModel, RegressorMixin, BaseEstima
 
     def _settings_doc(self) -> dict:
         fit_max, splits, phases = self._settings()
-        return {"column": self.column, "fit_max": fit_max, "splits": [list(s) for s in splits], "phases": phases}
+        return {"column": self.column, "fit_max": fit_max, "splits": [list(s) for s in splits], "phases": phases,
+                "inflation": self._inflation()}
 
     # ------------------------------------------------------------------ fit
     def fit(self, X, y):
@@ -219,18 +232,19 @@ class ScaleIntervalModel(RowCapabilities, SavedModel, RegressorMixin, BaseEstima
         return outside_fitted(X, self.ranges_, self.levels_)[0]
 
     def half_width(self, coverage=0.9) -> float:
-        """q: the ⌈(n+1)·coverage⌉-th smallest score (inf when that rank exceeds the n scores)."""
+        """κ·q: ``inflation`` times q, the ⌈(n+1)·coverage⌉-th smallest score (inf when that rank exceeds the n
+        scores)."""
         self._check_fitted()
         cov = check_number("coverage", coverage, positive=True)
         if cov >= 1:
             raise ValueError(f"coverage: expected a number strictly between 0 and 1, got {coverage!r}")
         n = self.n_calibration_
         rank = max(1, math.ceil(round((n + 1) * cov, 9)))
-        return math.inf if rank > n else float(np.partition(self.scores_, rank - 1)[rank - 1])
+        return math.inf if rank > n else self._inflation() * float(np.partition(self.scores_, rank - 1)[rank - 1])
 
     def predict_interval(self, X, coverage=0.9):
         """DataFrame (index of ``X``) of ``predicted``, ``lower`` = ŷ·exp(−q·d), ``upper`` = ŷ·exp(q·d) (d = 1 +
-        log2(``column`` / ``fit_max``), 1 inside the fitted range; q: :meth:`half_width`), ``distance`` (d) and
+        log2(``column`` / ``fit_max``), 1 inside the fitted range; q: :meth:`half_width`, κ included), ``distance`` (d) and
         ``extrapolated``; warns (:class:`~perfkit.model.intervals.ExtrapolationWarning`) when a row lies outside."""
         import pandas as pd
 
@@ -260,9 +274,11 @@ class ScaleIntervalModel(RowCapabilities, SavedModel, RegressorMixin, BaseEstima
         inner = self.estimator_.summary()
         q = self.half_width(0.9)
         splits = "; ".join(f"fit {self.column} <= {a:g}, score {b:g} to {c:g}" for a, b, c in self.splits)
+        kappa = self._inflation()
+        how = "" if kappa == 1 else f" times the inflation κ = {kappa:.3g}"
         return (f"{inner}\nintervals: ŷ·exp(±q·d), d = 1 + log2({self.column} / {float(self.fit_max):g}) beyond "
                 f"the fit rows (1 within); 90 % q = {q:.3g} from {self.n_calibration_} scores |log(y/ŷ)|/d of the "
-                f"inner splits ({splits})")
+                f"inner splits ({splits}){how}")
 
     # ------------------------------------------------------------------ JSON
     def _fitted_doc(self) -> dict:

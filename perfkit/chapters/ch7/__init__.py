@@ -61,8 +61,10 @@ def present(r: Ch7Results, res: ChapterResult) -> ChapterResult:
     if r.extrap and r.extrap.get("status") != "ok":
         res.notes.append(f"Extra-P: not run ({r.extrap.get('note')})")
     T["ext_scale_selection"] = r.selection
+    if r.selection_k is not None:
+        T["ext_scale_selection_k"] = r.selection_k
     T["ext_scale_formulas"] = tables.formulas_table(r.formulas)
-    T["ext_scale_coverage"] = tables.coverage_table(r.test, r.coverage_level, r.q_by_job)
+    T["ext_scale_coverage"] = tables.coverage_table(r.test, r.coverage_level, r.q_by_job, r.calibration)
     res.figures["ext_scale_curves"] = figures.scaling_curves(r)
     res.figures["ext_scale_by_factor"] = figures.error_by_factor(
         r.pollux, "Pollux traces: error by distance beyond the fitted GPUs (median over jobs)",

@@ -6,8 +6,10 @@ Three extrapolation studies, each fitted on the small end of one scale column an
 1. **Pollux's traces** (six jobs on 16 nodes × 4 T4, :func:`perfkit.data.pollux.load_pollux`), each job
    modelled on its own: fit on the rows with at most ``fit_max_gpus`` GPUs, predict those with
    ``test_min_gpus``–``test_max_gpus``. The step-time form is chosen among the phase-aware candidates
-   (:func:`candidates`) by inner extrapolation splits of the fit rows only (:data:`~.params.INNER_SPLITS`), and
-   its intervals are calibrated on the same inner splits. Baselines on the same split: Pollux's own model
+   (:func:`candidates`) by inner extrapolation splits of the fit rows only (:data:`~.params.INNER_SPLITS`). Its
+   intervals are calibrated per job on the same inner splits and widened by κ, how much further the **other** jobs'
+   scored rows fell than their own inner splits promised (:func:`~perfkit.model.extrapolation.calibrate_transfer`,
+   leave-one-job-out: no scored row of a job calibrates that job's interval). Baselines on the same split: Pollux's own model
    (re-implemented), the log-linear form, and a random forest and gradient boosting on log features tuned by
    cross-validation on the fit rows. The measured ``sync_time`` is given to ``fit`` only.
 2. **Our Chapter 4 file** in the one extrinsic factor we can stretch: fit on batch <= ``ch4_fit_max_batch``,
@@ -28,20 +30,20 @@ from threadpoolctl import threadpool_limits
 from ...data.external import EXTERNAL_DATASETS
 from ...data.measured import load_steps, provenance_path
 from ...model.baselines import make_baseline
-from ...model.extrapolation import (calibrate_extrapolation, error_table, extrapolation_interval,
-                                    extrapolation_predictions, scale_split, select_by_extrapolation)
+from ...model.extrapolation import (calibrate_transfer, error_table, extrapolation_interval,
+                                    extrapolation_predictions, scale_split, select_median_of_top)
 from ...model.forms import LogLinearModel
 from ...model.generic import GenericPerformanceModel
 from ...model.search import make_form
 from ...model.scale_intervals import ScaleIntervalModel, inner_splits
-from ...model.stepmodels import PhaseAwareStepModel, PolluxStepModel
+from ...model.stepmodels import MedianOfModels, PhaseAwareStepModel, PolluxStepModel
 from ...model.whatif import whatif
 from ...schema import ROLES, resolve
 from ..store import Results
 from .params import INNER_SPLITS, QUICK_INNER_SPLITS, Params
 
 __all__ = ["Ch7Results", "ScaleStudy", "compute", "inputs", "candidates", "pollux_baselines", "tuned_trees",
-           "SELECTED", "CONFIG"]
+           "select_step_model", "SELECTED", "CONFIG"]
 
 #: the configuration columns of a step: GPUs, per-GPU batch, nodes
 CONFIG = ["n_gpus", "batch_per_gpu", "n_nodes"]
@@ -89,6 +91,8 @@ class Ch7Results(Results):
     ch3: ScaleStudy | None = None
     whatif_ch4: object = None  # perfkit whatif of the Chapter 4 log-linear form over every batch size
     extrap: dict | None = None  # Extra-P's MAPEs on the same split (benchmarks/bench_scale.py), or why not
+    calibration: object = None  # per job: q_inner, kappa, q, n_reference (calibrate_transfer)
+    selection_k: object = None  # the inner score of the median of the best k candidates, per k
 
     @property
     def test(self):
@@ -108,6 +112,18 @@ def candidates(quick: bool = False) -> dict:
                                                                             sync_weight=w)
     out["pollux"] = PolluxStepModel()
     return out
+
+
+def select_step_model(fit_rows, splits, forms: dict, predict_drop=("sync_time",)):
+    """The step-time model of the traces, chosen on inner splits of the fit rows only: the median of the best k
+    candidates of ``forms`` (:func:`perfkit.model.extrapolation.select_median_of_top`; k = 1 is the best
+    candidate itself). Returns ``(label, unfitted model, candidate scores, scores per k)``."""
+    names, scores, k_scores = select_median_of_top(forms, fit_rows, "n_gpus", "t_iter", list(splits),
+                                                   predict_drop=list(predict_drop))
+    if len(names) == 1:
+        return names[0], forms[names[0]], scores, k_scores
+    label = f"median of the best {len(names)}: " + ", ".join(names)
+    return label, MedianOfModels([(n, forms[n]) for n in names]), scores, k_scores
 
 
 def _log_config(X):
@@ -205,20 +221,21 @@ def _pollux(p: Params):
     fit_rows = scale_split(frame, "n_gpus", p.fit_max_gpus)[0]
     forms = candidates(p.quick)
     _say(p, f"Pollux: choosing among {len(forms)} step-time forms on inner splits {list(splits)}")
-    best, scores = select_by_extrapolation(forms, fit_rows, "n_gpus", "t_iter", splits,
-                                           predict_drop=["sync_time"])
-    chosen = forms[best]  # unfitted: select_by_extrapolation fits clones
+    best, chosen, scores, k_scores = select_step_model(fit_rows, splits, forms)  # unfitted: the scores fit clones
     _say(p, f"Pollux: {best} chosen; fitting it and {len(pollux_baselines())} baselines per job")
     study = _study("pollux", {SELECTED: chosen, **pollux_baselines(p.quick)}, frame, "n_gpus", p.fit_max_gpus,
                    "t_iter", "job", p.test_min_gpus, p.test_max_gpus, predict_drop=["sync_time"])
-    q = calibrate_extrapolation(chosen, fit_rows, "n_gpus", "t_iter", splits, alpha=1 - p.coverage,
-                                predict_drop=["sync_time"])
+    _say(p, "Pollux: calibrating the intervals (each job's inner splits, the other jobs' inflation)")
+    calibration = calibrate_transfer(chosen, frame, "n_gpus", p.fit_max_gpus, "t_iter", splits,
+                                     test_min=p.test_min_gpus, test_max=p.test_max_gpus, alpha=1 - p.coverage,
+                                     predict_drop=["sync_time"])
+    q = {str(k): float(v) for k, v in calibration["q"].items()}
     pr = study.predictions
     pr["lower"], pr["upper"] = extrapolation_interval(pr[SELECTED], pr["n_gpus"], p.fit_max_gpus, pr["job"].map(q))
     formulas = {}
     for job, rows in fit_rows.groupby("job", sort=True):
         formulas[job] = clone(chosen).fit(rows.drop(columns=["t_iter", "job"]), rows["t_iter"].to_numpy()).formula()
-    return frame, best, scores, q, formulas, study
+    return frame, best, scores, q, formulas, study, calibration, k_scores
 
 
 def _ch4(p: Params) -> ScaleStudy | None:
@@ -287,9 +304,10 @@ def compute(p: Params) -> Ch7Results:
     """Every study of Chapter 7 (single-threaded BLAS: the results do not depend on the core count)."""
     with threadpool_limits(1), warnings.catch_warnings():
         warnings.simplefilter("ignore")  # constant columns and convergence notes of the baselines' refits
-        frame, best, scores, q, formulas, study = _pollux(p)
+        frame, best, scores, q, formulas, study, calibration, k_scores = _pollux(p)
         ch4, w4 = _ch4(p) or (None, None)
         ch3 = _ch3(p)
     return Ch7Results(source="data/external/pollux (load_pollux)", gpu_counts=sorted(frame["n_gpus"].unique().tolist()),
                       selected=best, selection=scores, q_by_job=q, coverage_level=p.coverage, formulas=formulas,
-                      pollux=study, measured=frame, ch4=ch4, ch3=ch3, whatif_ch4=w4, extrap=read_extrap(p))
+                      pollux=study, measured=frame, ch4=ch4, ch3=ch3, whatif_ch4=w4, extrap=read_extrap(p),
+                      calibration=calibration, selection_k=k_scores)

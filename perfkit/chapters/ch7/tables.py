@@ -28,13 +28,17 @@ def by_factor(study) -> pd.DataFrame:
     return t.loc[study.models, order].rename_axis(columns=None).reset_index()
 
 
-def coverage_table(test, level: float, q_by_job: dict) -> pd.DataFrame:
+def coverage_table(test, level: float, q_by_job: dict, calibration=None) -> pd.DataFrame:
     """Share (%) of the scored rows inside the selected model's intervals, per job and per factor, with the
-    fitted half-width q (log units per unit of distance) and the median relative half-width."""
+    fitted half-width q (log units per unit of distance) and the median relative half-width; with ``calibration``
+    (:func:`perfkit.model.extrapolation.calibrate_transfer`'s table) also each job's inner q and inflation κ."""
     inside = (test["t_iter"] >= test["lower"]) & (test["t_iter"] <= test["upper"])
     half = (test["upper"] - test["lower"]) / 2 / test["selected"]
+    cal = {} if calibration is None else calibration.to_dict(orient="index")
     rows = [dict(where=f"job {j}", n=int((test["job"] == j).sum()), coverage=100 * float(inside[test["job"] == j].mean()),
-                 q=q_by_job.get(j, np.nan), median_half_width=100 * float(half[test["job"] == j].median()))
+                 q=q_by_job.get(j, np.nan), median_half_width=100 * float(half[test["job"] == j].median()),
+                 **({} if calibration is None else {"q_inner": cal.get(j, {}).get("q_inner", np.nan),
+                                                    "kappa": cal.get(j, {}).get("kappa", np.nan)}))
             for j in sorted(test["job"].unique())]
     rows += [dict(where=f"{f:g}× the fitted GPUs", n=int((test["factor"] == f).sum()),
                   coverage=100 * float(inside[test["factor"] == f].mean()), q=np.nan,

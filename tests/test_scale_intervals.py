@@ -1,0 +1,173 @@
+"""Intervals for extrapolation: the conformal quantile, the split rule by factor, transfer calibration (a group's
+interval never uses its own rows beyond the fitted range) and ScaleIntervalModel's inflation."""
+import json
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+from sklearn.base import BaseEstimator, RegressorMixin
+
+from perfkit.model.extrapolation import (calibrate_extrapolation, calibrate_transfer, conformal_quantile,
+                                         extrapolation_interval, factor_splits, inflation_ratios, transfer_inflation)
+from perfkit.model.intervals import ExtrapolationWarning
+from perfkit.model.persist import load_model
+from perfkit.model.scale_intervals import ScaleIntervalModel
+from perfkit.model.stepmodels import PhaseAwareStepModel
+
+E = math.e
+
+
+class MeanModel(RegressorMixin, BaseEstimator):
+    """Predicts the mean target of its fit rows: every score below is computable by hand."""
+
+    def fit(self, X, y):
+        self.mean_ = float(np.mean(y))
+        return self
+
+    def predict(self, X):
+        return np.full(len(X), self.mean_)
+
+
+# each group: y at x = 1, 2 (fit rows at fit_max 2) and x = 4, 8 (scored); the inner split fits x <= 1, scores x = 2
+Y = {"a": [1.0, E, 2.0, 6.0], "b": [1.0, E ** 0.5, 3.0, 1.0], "c": [2.0, 2.0 * E ** 0.25, 1.0, 9.0]}
+SPLITS = [(1, 2, 2)]
+
+
+def _frame(ys=Y):
+    rows = [dict(g=g, x=x, y=v) for g, vals in ys.items() for x, v in zip([1, 2, 4, 8], vals)]
+    return pd.DataFrame(rows)
+
+
+def _by_hand(ys, alpha):
+    """q_inner, ratios and κ per group from the definitions, written out."""
+    q_inner = {g: abs(math.log(v[1] / v[0])) / 2.0 for g, v in ys.items()}  # inner: fit x=1, score x=2 (d = 2)
+    ratios = {}
+    for g, v in ys.items():
+        m = (v[0] + v[1]) / 2  # fitted on x <= 2
+        ratios[g] = [abs(math.log(v[2] / m)) / 2.0 / q_inner[g], abs(math.log(v[3] / m)) / 3.0 / q_inner[g]]
+    kappa = {}
+    for g in ys:
+        other = sorted(r for h, rs in ratios.items() if h != g for r in rs)
+        rank = math.ceil((len(other) + 1) * (1 - alpha))
+        kappa[g] = other[min(rank, len(other)) - 1]
+    return q_inner, ratios, kappa
+
+
+# ------------------------------------------------------------------------------ conformal quantile
+def test_conformal_quantile_hand_checked():
+    s = [0.5, 0.1, 0.4, 0.2, 0.3]
+    assert conformal_quantile(s, 0.5) == 0.3  # rank ceil(6 * 0.5) = 3
+    assert conformal_quantile(s, 0.2) == 0.5  # rank ceil(6 * 0.8) = 5
+    assert conformal_quantile(s, 0.1) == math.inf  # rank 6 > 5
+    assert conformal_quantile(s, 0.1, cap=True) == 0.5
+    assert conformal_quantile(list(range(1, 10)), 0.1) == 9  # rank ceil(10 * 0.9) = 9, not 10 by rounding
+    for bad in ([], [np.nan], [[1.0]]):
+        with pytest.raises(ValueError, match="scores"):
+            conformal_quantile(bad, 0.1)
+    with pytest.raises(ValueError, match="alpha"):
+        conformal_quantile(s, 1.0)
+
+
+# ------------------------------------------------------------------------------ the split rule
+def test_factor_splits_reproduce_pollux_and_scale_down():
+    pollux = [*range(1, 17), 20, 24, 28, 32, 40, 48, 56, 64]
+    assert factor_splits(pollux) == {"fit_max": 16.0, "test_min": 32.0, "test_max": 64.0,
+                                     "inner": [(4.0, 8.0, 16.0), (6.0, 10.0, 16.0), (8.0, 12.0, 16.0)]}
+    small = [*range(1, 17), 18, 20, 22, 24]  # 8 GPUs per node, 3 nodes at most
+    # fit <= 6 (largest <= 24 / 4), test 12-24; the inner split at 6 / 4 = 1.5 fits on one value only: dropped
+    assert factor_splits(small) == {"fit_max": 6.0, "test_min": 12.0, "test_max": 24.0,
+                                    "inner": [(2.0, 4.0, 6.0), (3.0, 5.0, 6.0)]}
+    assert factor_splits(np.repeat([1, 2, 4, 8, 16, 32, 64], 3))["inner"] == [(4.0, 8.0, 16.0), (8.0, 16.0, 16.0)]
+    with pytest.raises(ValueError, match="quarter"):
+        factor_splits([5, 6, 8])
+    with pytest.raises(ValueError, match="finite"):
+        factor_splits([1, 0, 8])
+
+
+# ------------------------------------------------------------------------------ transfer calibration
+@pytest.mark.parametrize("alpha", [0.1, 0.5])
+def test_transfer_calibration_hand_checked(alpha):
+    q_inner, ratios, kappa = _by_hand(Y, alpha)
+    table, q = inflation_ratios(MeanModel(), _frame(), "x", 2, "y", SPLITS, "g", test_min=4, alpha=alpha)
+    assert q == pytest.approx(q_inner)
+    for g in Y:
+        assert table[table.g == g].sort_values("x")["ratio"].tolist() == pytest.approx(ratios[g])
+    cal = calibrate_transfer(MeanModel(), _frame(), "x", 2, "y", SPLITS, "g", test_min=4, alpha=alpha)
+    assert list(cal.columns) == ["q_inner", "kappa", "q", "n_reference"] and list(cal.index) == ["a", "b", "c"]
+    for g in Y:
+        assert cal.loc[g, "kappa"] == pytest.approx(kappa[g])
+        assert cal.loc[g, "q"] == pytest.approx(kappa[g] * q_inner[g])
+        assert cal.loc[g, "n_reference"] == 4
+        assert transfer_inflation(table, alpha, groups="g", exclude=g) == pytest.approx(kappa[g])
+    # with no group left out, κ pools every group's rows
+    assert transfer_inflation(table, 0.5, groups="g") == pytest.approx(sorted(r for rs in ratios.values()
+                                                                              for r in rs)[3])
+
+
+def test_a_groups_interval_never_uses_its_own_scored_rows():
+    """Changing group a's rows beyond the fitted range leaves a's q as it was; the other groups' q move."""
+    before = calibrate_transfer(MeanModel(), _frame(), "x", 2, "y", SPLITS, "g", test_min=4, alpha=0.5)
+    changed = dict(Y, a=[1.0, E, 50.0, 0.01])
+    after = calibrate_transfer(MeanModel(), _frame(changed), "x", 2, "y", SPLITS, "g", test_min=4, alpha=0.5)
+    assert after.loc["a", "q"] == before.loc["a", "q"]
+    assert after.loc["b", "q"] != before.loc["b", "q"] and after.loc["c", "q"] != before.loc["c", "q"]
+    # the inner q of a group depends on its fit rows only: the same as calibrate_extrapolation's
+    inner = calibrate_extrapolation(MeanModel(), _frame()[lambda d: d.x <= 2], "x", "y", SPLITS, "g", alpha=0.5)
+    assert before["q_inner"].to_dict() == pytest.approx(inner)
+
+
+def test_transfer_calibration_refusals():
+    with pytest.raises(ValueError, match="needs groups"):
+        calibrate_transfer(MeanModel(), _frame(), "x", 2, "y", SPLITS, None, test_min=4)
+    one = _frame()[lambda d: d.g == "a"]
+    with pytest.raises(ValueError, match="at least two"):
+        calibrate_transfer(MeanModel(), one, "x", 2, "y", SPLITS, "g", test_min=4)
+    flat = dict(Y, b=[1.0, 1.0, 3.0, 1.0])  # b's inner split is exact: q_inner 0, no ratio
+    with pytest.raises(ValueError, match=r"inner q is 0 for \['b'\]"):
+        inflation_ratios(MeanModel(), _frame(flat), "x", 2, "y", SPLITS, "g", test_min=4)
+    table, _ = inflation_ratios(MeanModel(), _frame(), "x", 2, "y", SPLITS, "g", test_min=4)
+    with pytest.raises(ValueError, match="no reference rows"):
+        transfer_inflation(table[table.g == "a"], groups="g", exclude="a")
+
+
+def test_interval_widens_with_the_distance_and_q():
+    lo, hi = extrapolation_interval([1.0, 1.0], [2.0, 8.0], 2.0, [0.1, 0.2])
+    assert hi == pytest.approx([math.exp(0.1), math.exp(0.6)]) and lo == pytest.approx([math.exp(-0.1), math.exp(-0.6)])
+
+
+# ------------------------------------------------------------------------------ ScaleIntervalModel's inflation
+def _step_data():
+    rows = [(k, n, b) for k, n in [(1, 1), (2, 1), (4, 1), (2, 2), (4, 2), (8, 2), (8, 4), (16, 4)] for b in (8, 16, 32)]
+    X = pd.DataFrame(rows, columns=["n_gpus", "n_nodes", "batch_per_gpu"])
+    rng = np.random.default_rng(0)
+    tg = 0.02 + 0.004 * X.batch_per_gpu
+    ts = np.where(X.n_gpus > 1, 0.01 + 0.03 * np.log(X.n_gpus) * (X.n_nodes > 1), 0.0)
+    y = (tg + ts) * np.exp(0.03 * rng.standard_normal(len(X)))
+    return X.assign(sync_time=np.maximum(y - tg, 0.0)), y.to_numpy()
+
+
+def test_inflation_multiplies_the_half_width_and_is_saved():
+    X, y = _step_data()
+    keep = X.n_gpus <= 8
+    kw = dict(column="n_gpus", fit_max=8, splits=[(2, 4, 8)], phases=["sync_time"])
+    plain = ScaleIntervalModel(PhaseAwareStepModel(), **kw).fit(X[keep], y[keep])
+    wide = ScaleIntervalModel(PhaseAwareStepModel(), **kw, inflation=2.5).fit(X[keep], y[keep])
+    assert wide.half_width(0.5) == pytest.approx(2.5 * plain.half_width(0.5))
+    new = X.drop(columns="sync_time")
+    with pytest.warns(ExtrapolationWarning, match="3 of 24 rows"):  # the 16-GPU rows lie beyond fit_max
+        a, b = plain.predict_interval(new, 0.5), wide.predict_interval(new, 0.5)
+    assert np.allclose(np.log(b.upper / b.predicted), 2.5 * np.log(a.upper / a.predicted))
+    assert "κ = 2.5" in wide.summary() and "κ" not in plain.summary()
+    back = load_model(wide.to_json())
+    assert back.inflation == 2.5 and back.half_width(0.5) == wide.half_width(0.5)
+    doc = json.loads(plain.to_json())
+    assert doc["settings"]["inflation"] == 1.0
+    del doc["settings"]["inflation"]  # a file written before the setting existed
+    assert load_model(json.dumps(doc)).half_width(0.5) == plain.half_width(0.5)
+    for bad in (0, -1.0, float("nan"), "2", True):
+        with pytest.raises(ValueError, match="inflation"):
+            ScaleIntervalModel(PhaseAwareStepModel(), **kw, inflation=bad).fit(X[keep], y[keep])
+    doc["settings"]["inflation"] = 0
+    with pytest.raises(ValueError, match="settings: inflation"):
+        load_model(json.dumps(doc))
