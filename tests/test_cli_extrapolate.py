@@ -133,13 +133,15 @@ def test_auto_selects_by_extrapolation_and_prints_both_scores(capsys, files):
 # ------------------------------------------------------------------------------ the model layer
 def test_search_forms_defaults_are_unchanged():
     """The table and the intervals' scores of a default search, as computed before selection by extrapolation
-    and extra candidates were added."""
+    and extra candidates were added (the segmented variant, added since, comes last and is not chosen)."""
     X, y = _data(n=60, noise=0.05)
     s = search_forms(X, y, numeric=["kernel", "filters"], categorical=["act"], extrinsic=["gpus", "batch"],
                      forms=["loglinear"], cv=3)
     t = s.table
     assert list(t.columns) == ["form", "terms", "n_params", "cv_mape", "cv_mape_se", "fit_seconds", "unscored",
                                "within_1se", "chosen"]
+    assert len(t) == 5 and t["terms"].iloc[4].endswith("+ segments")
+    t = t.iloc[:4]
     assert t["n_params"].tolist() == pytest.approx([6.333333333333333, 7.666666666666667, 16.333333333333332, 22.0])
     assert t["cv_mape"].tolist() == pytest.approx([11.627849090581606, 12.662633306135811, 5.265878754475671,
                                                    6.622158251636212], rel=1e-9)
@@ -149,7 +151,7 @@ def test_search_forms_defaults_are_unchanged():
     assert s.model_.scores_[:3].tolist() == pytest.approx([0.01023079648225854, 0.05468781710248693,
                                                            0.038498522442100974], rel=1e-9)
     assert "extrap_mape" not in s.summary() and "one standard error" in s.summary()
-    with pytest.raises(ValueError, match=r"select: expected one of \('cv', 'extrapolation'\)"):
+    with pytest.raises(ValueError, match=r"select: expected one of \('cv', '1se', 'best', 'extrapolation'\)"):
         search_forms(X, y, numeric=["kernel"], forms=["loglinear"], cv=3, select="holdout")
     with pytest.raises(ValueError, match=r"extrapolate: expected \(column, fit_max\)"):
         search_forms(X, y, numeric=["kernel"], forms=["loglinear"], cv=3, select="extrapolation")

@@ -305,7 +305,6 @@ UNDECLARED_IMPORTS = {
     **dict.fromkeys(["jax", "jaxlib", "optax"], "JAX adapter, .envs/jax"),
     **dict.fromkeys(["mxnet", "chainer", "chainermn", "mpi4py"], "MXNet/Chainer adapters, .envs/legacy"),
     "IPython": "installed with ipykernel; imported only inside notebooks (ChapterResult.reading)",
-    "gplearn": "symbolic-regression baseline, about to become a dependency",
 }
 #: of those, the ones only the measurement adapters may import
 ADAPTER_ONLY = {"tensorflow", "keras", "jax", "jaxlib", "optax", "mxnet", "chainer", "chainermn", "mpi4py"}

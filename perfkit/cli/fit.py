@@ -59,8 +59,9 @@ def add_arguments(parser) -> None:
                              "from GPUs, nodes and per-GPU batch (pollux: Pollux's model; phases: fitted with the "
                              "measured synchronisation time of --phases; both need --gpus, --nodes, --batch), or "
                              "auto: all of them scored by CV (the step forms when --gpus, --nodes, --batch are given), "
-                             "the simplest within one standard error of the best is kept (with --extrapolate: the "
-                             "best on inner extrapolation splits)")
+                             "the simplest within one standard error of the best is kept (--select best: the best; "
+                             "with --extrapolate: the best on inner extrapolation splits)")
+    _add_search_arguments(parser)
     _add_scale_arguments(parser)
     parser.add_argument("--network", default=None,
                         help="network of the measurements for the hybrid form's cost model (lenet5, resattnet3d, "
@@ -78,6 +79,18 @@ def add_arguments(parser) -> None:
     parser.add_argument("--calibrate", action="store_true",
                         help="thesis form: also calibrate conformal intervals (5 more fits), so that "
                              "`perfkit predict --interval` works; the other forms always calibrate")
+
+
+def _add_search_arguments(parser) -> None:
+    """The options of the form search (``--form auto``): its selection rule and its black-box reference."""
+    parser.add_argument("--select", default=None, choices=["1se", "best"],
+                        help="--form auto: keep the simplest candidate within one standard error of the best CV "
+                             "MAPE (1se, the default) or the lowest CV MAPE (best); the report names both winners "
+                             "and how far apart they are")
+    parser.add_argument("--no-reference", action="store_true",
+                        help="--form auto: skip the black-box reference (a random forest, gradient boosting and an "
+                             "RBF SVR, each tuned by CV on the same folds), which the report otherwise sets beside "
+                             "the chosen form")
 
 
 def _add_scale_arguments(parser) -> None:

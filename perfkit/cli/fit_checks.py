@@ -154,6 +154,13 @@ def check_form_flags(args) -> None:
         raise ValueError(f"--penalty/--lam/--method/--coding/--scale belong to --form thesis, not --form {args.form}")
     if args.form == AUTO and args.intervals == "split":
         raise ValueError("--intervals split: the form search calibrates from its own folds; use studentized or cv+")
+    if getattr(args, "select", None) is not None:
+        if args.form != AUTO:
+            raise ValueError(f"--select belongs to --form auto (the form search), not --form {args.form}")
+        if args.extrapolate is not None:
+            raise ValueError("--select: not with --extrapolate, which selects by inner extrapolation splits")
+    if getattr(args, "no_reference", False) and args.form != AUTO:
+        raise ValueError(f"--no-reference belongs to --form auto (the form search), not --form {args.form}")
     check_step_flags(args)
 
 

@@ -205,15 +205,16 @@ def fit_thesis_form(args, model, roles, X_tr, X_te, y_tr, y_te, scale=None, phas
 def _search(args, roles, fixed, X_tr, X_te, y_tr, scale, phases):
     """``--form auto``: the form search (with the step forms given their flags; chosen by inner extrapolation
     splits with ``--extrapolate``), its table printed; the choice with its intervals."""
-    options = {"hybrid": {"fixed": fixed}} if fixed else None
+    options = {"hybrid": {"fixed": fixed}, "symbolic": {"fixed": fixed}} if fixed else None
     step = step_roles(args)
     extra = step_candidates(**step, sync_column=phases[0] if phases else None) if step else []
     how = f"{args.cv}-fold CV" + (" and inner extrapolation splits" if scale else "")
     print(f"form search on {len(X_tr)} rows ({how}); {_held_out(X_te, scale)}", flush=True)
-    by_scale = dict(select="extrapolation", extrapolate=scale, predict_drop=phases) if scale else {}
+    by_scale = dict(select="extrapolation", extrapolate=scale, predict_drop=phases) if scale else \
+        dict(select=args.select or "1se")
     search = search_forms(X_tr, y_tr, **roles, network=args.network, cv=args.cv, n_jobs=args.jobs,
                           progress=True, options=options, intervals=args.intervals, extra_candidates=extra,
-                          **by_scale)
+                          reference=not args.no_reference, **by_scale)
     print("\n" + search.summary())
     if scale is None:
         return search.model_

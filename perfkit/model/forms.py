@@ -43,10 +43,11 @@ from .base import PerformanceForm
 from .leverage import leverage_basis, leverage_of
 from .persist import is_finite, jsonable
 from .roles import constant_columns, levels_seen, record_roles, role_lists, warn_constant_columns
-from .terms import TERMS, Interaction, Level, LevelPair, LevelSlope, PairSlope, Power, term_from_list
+from .terms import TERMS, Hinge, Interaction, Level, LevelPair, LevelSlope, PairSlope, Power, term_from_list
 from .validation import validate_frame, validate_target
 
-__all__ = ["LogLinearModel", "SELECT", "TERM_KINDS", "JSON_FORMAT", "JSON_VERSION", "MIN_SLOPE_VALUES", "times_from_log"]
+__all__ = ["LogLinearModel", "SELECT", "TERM_KINDS", "JSON_FORMAT", "JSON_VERSION", "MIN_SLOPE_VALUES", "MAX_KNOTS",
+           "times_from_log"]
 
 #: ``format`` and newest ``version`` of the JSON that :meth:`LogLinearModel.to_json` writes
 JSON_FORMAT = "perfkit.LogLinearModel"
@@ -57,11 +58,25 @@ SELECT = ("lasso", "none")
 #: level, a level times log x, a pair of levels, a pair of levels times log x
 TERM_KINDS = tuple(TERMS)
 _CV_FOLDS = 5
+#: candidate terms from which the lasso runs on the Gram matrix (the same path, several times faster with hundreds of
+#: terms; below it the plain coordinate descent)
+_GRAM_MIN_TERMS = 256
 _RIDGE = 1e-8  # relative ridge of a rank-deficient least-squares fit (on standardised terms)
 _FITTED_KEYS = ("numeric", "categorical", "extrinsic", "categories", "log_columns", "constant_columns", "terms",
                 "coef", "intercept", "alpha", "n_candidates", "residual_std", "smearing", "fit_time", "leverage")
 #: values of x a pair of levels needs on its rows in fit for a slope term of its own (``pair_slopes``)
 MIN_SLOPE_VALUES = 2
+#: most breaks per extrinsic column that ``segments`` tries
+MAX_KNOTS = 7
+
+
+def _knots(values) -> list[float]:
+    """The breaks a hinge of ``values`` may take: the distinct values strictly inside their range, at most
+    :data:`MAX_KNOTS` of them evenly spaced in rank (as Python floats)."""
+    inner = np.unique(np.asarray(values, dtype=float))[1:-1]
+    if len(inner) > MAX_KNOTS:
+        inner = inner[np.unique(np.round(np.linspace(0, len(inner) - 1, MAX_KNOTS)).astype(int))]
+    return [float(v) for v in inner]
 
 
 class LogLinearModel(PerformanceForm):
@@ -96,11 +111,16 @@ class LogLinearModel(PerformanceForm):
         Add [c₁ = ℓ₁]·[c₂ = ℓ₂]·log x_j for those pairs and every numeric/extrinsic
         column x_j: the combination changes the power of x_j (e.g. one model
         scales differently over the GPUs of one system), for each x_j that takes
-        at least 3 values (:data:`MIN_SLOPE_VALUES`) on the pair's rows in fit.
+        at least :data:`MIN_SLOPE_VALUES` values on the pair's rows in fit.
         Needs ``category_terms`` and ``category_pairs`` (a kept term keeps the
         terms it is made of). A pair not seen in fit has no such term: its rows
-        get the levels' own terms. The form search does not try it: with more candidate terms than
-        rows the least-squares refit overfits.
+        get the levels' own terms. With few rows per pair the least-squares refit can overfit; the form search
+        tries it as one candidate among others and lets cross-validation judge.
+    segments : bool, default False
+        Add a hinge max(0, log x − log b) for every extrinsic column x and every break b among its values in fit
+        strictly between its smallest and largest (at most :data:`MAX_KNOTS`, evenly spaced in rank): above the
+        break the power of x changes by the hinge's coefficient, a segmented power law in x, continuous at the
+        break (Extra-P's segmented models, here chosen by the lasso among every break).
     select : {"lasso", "none"}, default "lasso"
         ``"lasso"``: keep the terms that :class:`~sklearn.linear_model.LassoCV`
         (standardised terms, ``KFold(5, shuffle=True, random_state)``) gives a
@@ -144,7 +164,8 @@ class LogLinearModel(PerformanceForm):
         The same terms as frozen dataclasses: :class:`~perfkit.model.terms.Power`,
         :class:`~perfkit.model.terms.Interaction`, :class:`~perfkit.model.terms.Level`,
         :class:`~perfkit.model.terms.LevelSlope`, :class:`~perfkit.model.terms.LevelPair`,
-        :class:`~perfkit.model.terms.PairSlope` (saved as ``[kind, *fields]`` lists).
+        :class:`~perfkit.model.terms.PairSlope`, :class:`~perfkit.model.terms.Hinge` (saved as ``[kind, *fields]``
+        lists).
     coef_ : numpy.ndarray
         Coefficient of each kept term (log space).
     intercept_ : float
@@ -179,7 +200,7 @@ class LogLinearModel(PerformanceForm):
     """
 
     def __init__(self, numeric=(), categorical=(), extrinsic=(), *, interactions=True, category_terms=True,
-                 category_pairs=False, pair_slopes=False, select="lasso", random_state=0):
+                 category_pairs=False, pair_slopes=False, segments=False, select="lasso", random_state=0):
         self.numeric = numeric
         self.categorical = categorical
         self.extrinsic = extrinsic
@@ -187,20 +208,21 @@ class LogLinearModel(PerformanceForm):
         self.category_terms = category_terms
         self.category_pairs = category_pairs
         self.pair_slopes = pair_slopes
+        self.segments = segments
         self.select = select
         self.random_state = random_state
 
     json_format = JSON_FORMAT
     json_version = JSON_VERSION
     fitted_keys = _FITTED_KEYS
-    optional_settings = ("category_pairs", "pair_slopes")
+    optional_settings = ("category_pairs", "pair_slopes", "segments")
     fitted_attribute = "coef_"
     has_leverage = True
 
     # ------------------------------------------------------------------ setup
     def _settings(self):
         num, cat, ext = role_lists(self.numeric, self.categorical, self.extrinsic)
-        for name in ("interactions", "category_terms", "category_pairs", "pair_slopes"):
+        for name in ("interactions", "category_terms", "category_pairs", "pair_slopes", "segments"):
             value = getattr(self, name)
             if not isinstance(value, (bool, np.bool_)):
                 raise ValueError(f"{name}: expected True or False, got {value!r}")
@@ -235,6 +257,8 @@ class LogLinearModel(PerformanceForm):
                         rows = (X[c1] == l1).to_numpy() & (X[c2] == l2).to_numpy()
                         specs += [PairSlope(c1, l1, c2, l2, x) for x in logs
                                   if X.loc[rows, x].nunique() >= MIN_SLOPE_VALUES]
+        if self.segments:
+            specs += [Hinge(x, knot) for x in self.extrinsic_ if x in logs for knot in _knots(X[x])]
         return specs
 
     def _logs(self, X) -> dict:
@@ -328,7 +352,8 @@ class LogLinearModel(PerformanceForm):
         mean, scale = F.mean(axis=0), F.std(axis=0)
         scale[scale == 0] = 1.0
         cv = KFold(_CV_FOLDS, shuffle=True, random_state=int(self.random_state))
-        lasso = LassoCV(cv=cv, max_iter=20000, tol=1e-6, selection="cyclic", random_state=int(self.random_state))
+        lasso = LassoCV(cv=cv, max_iter=20000, tol=1e-6, selection="cyclic", random_state=int(self.random_state),
+                        precompute=F.shape[1] >= _GRAM_MIN_TERMS)
         with warnings.catch_warnings():
             # the smallest alphas of the path may stop short of the tolerance; the chosen alpha is refitted
             warnings.simplefilter("ignore", ConvergenceWarning)

@@ -21,7 +21,13 @@ random_state)``), so the comparison is paired; the standard error is the spread 
 the per-fold MAPE over √K. Candidates are independent and run through joblib
 (``n_jobs``).
 
-Two additions leave all of the above unchanged by default. ``extra_candidates`` appends candidates of other
+``select="best"`` keeps the lowest CV MAPE instead; either way the table marks both winners and
+:meth:`FormSearch.summary` says how far apart they are (the paired difference of their fold scores).
+``reference=True`` also tunes the black boxes of :mod:`perfkit.model.blackbox` on the same folds
+(:func:`~perfkit.model.blackbox.black_box_reference`), and the summary says how far the chosen form is from the
+best of them.
+
+Two more additions leave all of the above unchanged by default. ``extra_candidates`` appends candidates of other
 forms (e.g. the step-time forms of :mod:`perfkit.model.stepmodels`, :func:`step_candidates`) after the
 registry's. ``select="extrapolation"`` with ``extrapolate=(column, fit_max)`` (the rows of ``X`` being those with
 ``column`` <= ``fit_max``) also scores every candidate by inner extrapolation splits of those rows
@@ -55,9 +61,10 @@ from .validation import column_list, validate_frame, validate_target
 __all__ = ["FORMS", "Candidate", "FormSearch", "form_candidates", "search_forms", "n_parameters", "make_form",
            "seen_rows", "one_standard_error_choice", "THESIS_SEARCH", "SELECTIONS", "step_candidates"]
 
-#: how :func:`search_forms` picks a candidate: CV with the one-standard-error rule (the default), or inner
-#: extrapolation splits (with ``extrapolate=(column, fit_max)``)
-SELECTIONS = ("cv", "extrapolation")
+#: how :func:`search_forms` picks a candidate: "1se", the fewest parameters within one standard error of the best
+#: CV MAPE (the default; "cv" is the same rule); "best", the lowest CV MAPE; "extrapolation", inner extrapolation
+#: splits (with ``extrapolate=(column, fit_max)``)
+SELECTIONS = ("cv", "1se", "best", "extrapolation")
 
 
 #: the thesis form's engine settings in a search: at most 100 generations of a population of 5 per power, the
@@ -95,6 +102,8 @@ def _loglinear(roles, network, random_state, options):
     if len(roles["categorical"]) >= 2:
         variants.append((dict(interactions=True, category_terms=True, category_pairs=True),
                          "powers + levels + products + level × log + level pairs"))
+    if roles["extrinsic"]:  # a segmented power law in an extrinsic column, breaks chosen by the lasso
+        variants.append((dict(variants[-1][0], segments=True), variants[-1][1] + " + segments"))
     return [Candidate("loglinear", words, LogLinearModel(**roles, **kw, random_state=random_state))
             for kw, words in variants]
 
@@ -160,9 +169,10 @@ def step_candidates(gpus: str, nodes: str, batch: str, sync_column: str | None =
 
 def make_form(form: str, numeric=(), categorical=(), extrinsic=(), *, network=None, random_state=0, **settings):
     """One unfitted estimator of ``form``: the thesis's eq. 4.4 with the engine's defaults (MAE, as the thesis
-    fits it), or the richest term set the search tries for "loglinear" and "hybrid" (for the hybrid, without the
-    rates by the layer shape, which cover only the combinations of levels seen in fit: a search checks them by
-    cross-validation).
+    fits it); for "loglinear" products, level slopes and (with two or more categorical columns) level pairs, without
+    the segments and pair slopes the search also tries; for "hybrid" the richest term set the search tries without
+    the rates by the layer shape, which cover only the combinations of levels seen in fit (a search checks them by
+    cross-validation); for any other form its last candidate.
 
     ``settings`` override the estimator's own (e.g. ``interactions=False``, ``loss="relative"``).
     """
@@ -174,6 +184,10 @@ def make_form(form: str, numeric=(), categorical=(), extrinsic=(), *, network=No
                      extrinsic=column_list("extrinsic", extrinsic))
         est = HybridModel(network=network, **roles, **hybrid_variants(network, roles, shape=False)[-1][0],
                           random_state=random_state)
+    elif form == "loglinear":  # the richest variant without segments and pair slopes
+        est = LogLinearModel(numeric=numeric, categorical=categorical, extrinsic=extrinsic, interactions=True,
+                             category_terms=True, category_pairs=len(column_list("categorical", categorical)) >= 2,
+                             random_state=random_state)
     else:
         est = form_candidates(form, numeric, categorical, extrinsic, network=network,
                               random_state=random_state)[-1].estimator
@@ -248,6 +262,33 @@ class FormSearch:
     fit_time: float = 0.0
     folds: list = field(default_factory=list, repr=False)
     select: str = "cv"
+    fold_mape: Any = field(default=None, repr=False)
+    reference: Any = None
+
+    @property
+    def best_cv(self) -> int:
+        """Row of ``table`` with the lowest CV MAPE."""
+        return int(self.table["cv_mape"].idxmin())
+
+    @property
+    def one_se(self) -> int:
+        """Row of ``table`` that the one-standard-error rule picks (:func:`one_standard_error_choice`)."""
+        return one_standard_error_choice(self.table)
+
+    def gap(self, row: int, other: int) -> tuple[float, float]:
+        """``(mean, standard error)`` over folds of CV MAPE(row) − CV MAPE(other), in percentage points (paired:
+        the same folds and held-out rows)."""
+        d = np.asarray(self.fold_mape[row], dtype=float) - np.asarray(self.fold_mape[other], dtype=float)
+        return float(d.mean()), float(d.std(ddof=1) / np.sqrt(len(d))) if len(d) > 1 else float("nan")
+
+    def reference_gap(self) -> tuple[float, float]:
+        """``(mean, standard error)`` over folds of CV MAPE(chosen) − CV MAPE(black-box reference), in percentage
+        points (the same folds; each scored on the held-out rows it can predict); needs ``reference=True``."""
+        if self.reference is None:
+            raise ValueError("reference_gap: the search ran without reference=True")
+        d = np.asarray(self.fold_mape[self.chosen], dtype=float) - np.asarray(self.reference.fold_mape, dtype=float)
+        d = d[np.isfinite(d)]
+        return float(d.mean()), float(d.std(ddof=1) / np.sqrt(len(d))) if len(d) > 1 else float("nan")
 
     @property
     def estimator_(self):
@@ -276,16 +317,42 @@ class FormSearch:
         formula = est.formula() if isinstance(est, PerformanceForm) else ""
         rule = (f"rule: the fewest parameters among candidates within one standard error of the best "
                 f"({best['cv_mape']:.3g} + {best['cv_mape_se']:.2g} %)")
+        if self.select == "best":
+            rule = f"rule: the lowest CV MAPE ({best['cv_mape']:.3g} %)"
         if by_extrapolation:
             rule = ("rule: the lowest extrap_mape, the MAPE (%) of inner extrapolation splits of the fit rows "
                     f"({self.table.attrs.get('splits', '')}), mean over the splits; the CV columns for comparison")
         lines = [f"form search: {len(t)} candidates, {self.cv}-fold CV MAPE (%), mean ± standard error over folds",
-                 body, "", rule,
+                 body, "", rule, self._winners_line(),
                  f"chosen: {self.table.loc[self.chosen, 'form']} ({self.table.loc[self.chosen, 'terms']})"]
+        if self.reference is not None:
+            lines += ["", self.reference.summary(), self._reference_line()]
         if formula:
             lines.append(formula)
         lines.append(f"search time {self.fit_time:.1f} s")
         return "\n".join(lines)
+
+    def _name(self, row: int) -> str:
+        r = self.table.loc[row]
+        return f"{r['form']} ({r['terms']}, {r['cv_mape']:.3g} %)"
+
+    def _winners_line(self) -> str:
+        """The winner by CV and by the one-standard-error rule, and how far apart they are."""
+        best, one = self.best_cv, self.one_se
+        if self.fold_mape is None:
+            return ""
+        if best == one:
+            return f"by CV and by 1-SE: {self._name(best)} (select='best' and select='1se' agree)"
+        d, se = self.gap(one, best)
+        return (f"by CV: {self._name(best)}; by 1-SE: {self._name(one)}, {d:+.3g} ± {se:.2g} points by CV "
+                "(paired over folds; choose with select='best' or '1se', perfkit fit --select)")
+
+    def _reference_line(self) -> str:
+        d, se = self.reference_gap()
+        ref = self.reference
+        verdict = ("no worse than" if d <= 0 else "within one standard error of" if d <= se else "worse than")
+        return (f"chosen form − black-box reference ({ref.label}): {d:+.3g} ± {se:.2g} points of CV MAPE "
+                f"(paired over folds): the chosen form is {verdict} the reference")
 
     def __repr__(self) -> str:
         row = self.table.loc[self.chosen]
@@ -303,7 +370,7 @@ def one_standard_error_choice(table) -> int:
 
 def search_forms(X, y, numeric=(), categorical=(), extrinsic=(), *, forms="auto", network=None, cv=5,
                  random_state=0, n_jobs=1, progress=False, options=None, intervals="studentized",
-                 extra_candidates=(), select="cv", extrapolate=None, predict_drop=()) -> FormSearch:
+                 extra_candidates=(), select="cv", extrapolate=None, predict_drop=(), reference=False) -> FormSearch:
     """Try model forms by K-fold cross-validation and keep the simplest within one standard error of the best.
 
     Parameters
@@ -334,14 +401,19 @@ def search_forms(X, y, numeric=(), categorical=(), extrinsic=(), *, forms="auto"
         :class:`~perfkit.model.intervals.ConformalRegressor`).
     extra_candidates : list of Candidate, default ()
         Candidates tried after those of ``forms`` (e.g. :func:`step_candidates`).
-    select : {"cv", "extrapolation"}, default "cv"
-        "cv": the one-standard-error rule on the CV MAPE. "extrapolation": the lowest MAPE of inner extrapolation
-        splits of the rows along ``extrapolate`` (the table's ``extrap_mape``; the CV columns stay beside it).
+    select : {"cv", "1se", "best", "extrapolation"}, default "cv"
+        "cv" or "1se": the one-standard-error rule on the CV MAPE. "best": the lowest CV MAPE. "extrapolation":
+        the lowest MAPE of inner extrapolation splits of the rows along ``extrapolate`` (the table's
+        ``extrap_mape``; the CV columns stay beside it).
     extrapolate : (column, fit_max), optional
         With ``select="extrapolation"``: the scale column and the largest value of it that ``X`` is meant to
         hold (the inner splits are :func:`perfkit.model.scale_intervals.inner_splits` of ``X[column]``).
     predict_drop : list of str, default ()
         Columns measured in fit only (phases): the inner extrapolation predictions never see them.
+    reference : bool, default False
+        Also tune a random forest, gradient boosting and an RBF SVR on the same folds
+        (:func:`perfkit.model.blackbox.black_box_reference`): ``FormSearch.reference``, and the summary says how
+        far the chosen form is from the best of them.
 
     Returns
     -------
@@ -357,6 +429,8 @@ def search_forms(X, y, numeric=(), categorical=(), extrinsic=(), *, forms="auto"
         raise ValueError(f"intervals: expected 'studentized' or 'cv+', got {intervals!r}")
     if not isinstance(select, str) or select not in SELECTIONS:
         raise ValueError(f"select: expected one of {SELECTIONS}, got {select!r}")
+    if not isinstance(reference, (bool, np.bool_)):
+        raise ValueError(f"reference: expected True or False, got {reference!r}")
     n_jobs = check_n_jobs(n_jobs)
     cands = form_candidates(forms, numeric, categorical, extrinsic, network=network, random_state=random_state,
                             options=options) + _check_extra(extra_candidates)
@@ -381,7 +455,7 @@ def search_forms(X, y, numeric=(), categorical=(), extrinsic=(), *, forms="auto"
                          cv_mape=float(scores.mean()), cv_mape_se=float(scores.std(ddof=1) / np.sqrt(k)),
                          fit_seconds=float(np.mean([r[1] for r in res])), unscored=unscored))
     table = pd.DataFrame(rows)
-    chosen = one_standard_error_choice(table)
+    chosen = int(table["cv_mape"].idxmin()) if select == "best" else one_standard_error_choice(table)
     if select == "extrapolation":
         chosen = _extrapolation_choice(table, cands, X, y, extrapolate, predict_drop, n_jobs, progress)
     best = int(table["cv_mape"].idxmin())
@@ -391,8 +465,15 @@ def search_forms(X, y, numeric=(), categorical=(), extrinsic=(), *, forms="auto"
     res = results[chosen * k:(chosen + 1) * k]
     model = ConformalRegressor(cands[chosen].estimator, method=intervals, n_splits=k, random_state=int(random_state))
     model._fit_from_folds(X, y, folds, [r[2] for r in res], [r[3] for r in res], [r[4] for r in res])
+    ref = None
+    if reference:
+        from .blackbox import black_box_reference
+
+        ref = black_box_reference(X, y, numeric, categorical, extrinsic, folds=folds, random_state=random_state,
+                                  n_jobs=n_jobs, progress=progress)
     return FormSearch(table=table, candidates=cands, chosen=chosen, model_=model, cv=k,
-                      fit_time=time.perf_counter() - start, folds=folds, select=select)
+                      fit_time=time.perf_counter() - start, folds=folds, select=select, fold_mape=all_scores,
+                      reference=ref)
 
 
 # ------------------------------------------------------------------------------ selection by extrapolation

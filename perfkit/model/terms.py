@@ -3,7 +3,8 @@
 A term is one column of the design in log space: ``log x`` (:class:`Power`, its coefficient is a power),
 ``log x · log z`` (:class:`Interaction`, a square when x = z), a category level ``[c = ℓ]`` (:class:`Level`),
 a level times ``log x`` (:class:`LevelSlope`), a pair of levels of two categorical columns
-(:class:`LevelPair`) and a pair times ``log x`` (:class:`PairSlope`). Each knows its name, its values for the
+(:class:`LevelPair`), a pair times ``log x`` (:class:`PairSlope`) and a hinge ``max(0, log x − log b)``
+(:class:`Hinge`: above the break b the power of x changes, a segmented power law). Each knows its name, its values for the
 rows of a table, the terms it is made of (:meth:`Term.parents`: a kept product keeps them), its factor in
 the fitted formula, and its saved form, a JSON list ``[kind, *fields]`` (:meth:`Term.to_list`,
 :func:`term_from_list`; the layout of every saved LogLinearModel).
@@ -15,7 +16,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-__all__ = ["Term", "Power", "Interaction", "Level", "LevelSlope", "LevelPair", "PairSlope", "TERMS",
+__all__ = ["Term", "Power", "Interaction", "Level", "LevelSlope", "LevelPair", "PairSlope", "Hinge", "TERMS",
            "term_from_list"]
 
 
@@ -232,8 +233,38 @@ class PairSlope(LevelPair):
         out[self.slope] += b * self.both(X)
 
 
+@dataclass(frozen=True)
+class Hinge(Term):
+    """max(0, log x − log b): above the break ``knot`` (b, in the units of x) the power of x changes by the
+    coefficient; below it the term is 0. With :class:`Power` of x it makes a segmented (piecewise) power law,
+    continuous at the break."""
+
+    column: str
+    knot: float
+    kind: ClassVar[str] = "hinge"
+    order: ClassVar[int] = 6
+
+    def name(self) -> str:
+        return f"max(0, log({self.column}/{self.knot:g}))"
+
+    def values(self, X, logs):
+        return np.maximum(0.0, logs[self.column] - np.log(self.knot))
+
+    def factor(self, coef):
+        return f"max(1, {self.column}/{self.knot:g})^{coef}"
+
+    def parents(self):
+        return (Power(self.column),)
+
+    def log_columns(self):
+        return (self.column,)
+
+    def add_powers(self, b, X, logs, out):
+        out[self.column] += b * (logs[self.column] > np.log(self.knot))
+
+
 #: kind → term class (the saved form's first element)
-TERMS = {cls.kind: cls for cls in (Power, Interaction, Level, LevelSlope, LevelPair, PairSlope)}
+TERMS = {cls.kind: cls for cls in (Power, Interaction, Level, LevelSlope, LevelPair, PairSlope, Hinge)}
 
 
 def term_from_list(value) -> Term | None:
@@ -244,6 +275,9 @@ def term_from_list(value) -> Term | None:
     cls = TERMS[value[0]]
     values, names = value[1:], [f.name for f in fields(cls)]
     if len(values) != len(names):
+        return None
+    knots = [v for k, v in zip(names, values) if k == "knot"]
+    if not all(isinstance(v, (int, float)) and not isinstance(v, bool) and np.isfinite(v) and v > 0 for v in knots):
         return None
     term = cls(*values)
     names = [v for k, v in zip(names, values) if k in ("column", "other", "slope")]

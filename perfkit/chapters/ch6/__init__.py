@@ -40,15 +40,15 @@ from __future__ import annotations
 from ..common import run_chapter
 from ..result import ChapterResult, checked_params
 from .claims import (CLAIMS, SOURCES, Ch6Quantities, best_black_box_ratio, coverage_evidence, heldout_mape,
-                     mape_difference, rate_ratio)
+                     mape_difference, rate_ratio, tuned_difference)
 from .compute import compute, inputs
 from .data import Split, dataset_files, load_split, median_base, read_extrap
 from .figures import plot_heldout, plot_whatif
-from .models import TINY, compute_rate, formula, rate_samples, thesis_formula, whatif_table
+from .models import TINY, compute_rate, fit_tuned, formula, rate_samples, thesis_formula, whatif_table
 from .params import (BLACK_BOXES, COVERAGE, COVERAGE_BAND, DATASET_NAMES, DATASETS, EXTERNAL_TEST, EXTRAP, FORMS,
                      FRAMEWORKS, INTERPRETABLE, MEASURED, METHOD_LABELS, METHODS, QUICK_CV, QUICK_DATASETS,
-                     QUICK_FORMS, QUICK_RATE_B, QUICK_ROWS, RATE_B, RATE_FACTOR, WHATIF_DATASETS, WHATIF_FALLBACK,
-                     Params, check_params, roles_key)
+                     NON_FORMS, QUICK_FORMS, QUICK_RATE_B, QUICK_ROWS, RATE_B, RATE_FACTOR, TUNED, WHATIF_DATASETS,
+                     WHATIF_FALLBACK, Params, check_params, roles_key)
 from .present import present
 from .readings import FORMULA_FACTORS, ch6_readings, formulas_markdown, readings
 from .results import Ch6Results, DatasetFit, MethodFit, WhatIf
@@ -59,17 +59,17 @@ __all__ = ["analyse", "Params", "check_params", "roles_key", "compute", "inputs"
            "Ch6Results", "DatasetFit", "MethodFit", "WhatIf",
            # claims
            "CLAIMS", "SOURCES", "Ch6Quantities", "heldout_mape", "mape_difference", "best_black_box_ratio",
-           "coverage_evidence", "rate_ratio",
+           "coverage_evidence", "rate_ratio", "tuned_difference",
            # data and fits
            "Split", "load_split", "dataset_files", "median_base", "read_extrap", "compute_rate", "rate_samples",
-           "whatif_table", "thesis_formula", "formula", "TINY",
+           "fit_tuned", "whatif_table", "thesis_formula", "formula", "TINY",
            # tables, figures, readings
            "heldout_table", "heldout_view", "candidates_table", "candidates_view", "formulas_table", "rates_table",
            "plot_heldout", "plot_whatif", "readings", "ch6_readings", "formulas_markdown", "FORMULA_FACTORS",
            # the design's constants
            "FRAMEWORKS", "DATASETS", "DATASET_NAMES", "MEASURED", "EXTERNAL_TEST", "QUICK_ROWS", "QUICK_CV",
            "QUICK_FORMS", "QUICK_RATE_B", "QUICK_DATASETS", "FORMS", "COVERAGE", "COVERAGE_BAND", "RATE_B",
-           "RATE_FACTOR", "INTERPRETABLE", "BLACK_BOXES", "METHODS", "METHOD_LABELS", "EXTRAP", "WHATIF_DATASETS",
+           "RATE_FACTOR", "INTERPRETABLE", "BLACK_BOXES", "TUNED", "NON_FORMS", "METHODS", "METHOD_LABELS", "EXTRAP", "WHATIF_DATASETS",
            "WHATIF_FALLBACK"]
 
 def analyse(params: Params | None = None, /, **kwargs) -> ChapterResult:

@@ -21,10 +21,10 @@ from ...model.search import n_parameters, search_forms
 from ...report.uncertainty import SEED
 from ...schema import resolve
 from .data import dataset_files, load_split, median_base, read_extrap
-from .models import (JOB_COST, compute_rate, fit_baseline, fit_interval_model, formula, interpretable, interval_rows,
-                     rate_samples, same_estimator, whatif_table)
-from .params import (BLACK_BOXES, COVERAGE, EXTRAP, INTERPRETABLE, METHOD_LABELS, QUICK_ROWS, WHATIF_DATASETS,
-                     WHATIF_FALLBACK, Params)
+from .models import (JOB_COST, compute_rate, fit_baseline, fit_interval_model, fit_tuned, formula, interpretable,
+                     interval_rows, rate_samples, same_estimator, whatif_table)
+from .params import (BLACK_BOXES, COVERAGE, EXTRAP, INTERPRETABLE, METHOD_LABELS, NON_FORMS, QUICK_ROWS, TUNED,
+                     WHATIF_DATASETS, WHATIF_FALLBACK, Params)
 from .results import Ch6Results, DatasetFit, MethodFit, WhatIf
 
 __all__ = ["compute", "inputs"]
@@ -59,7 +59,9 @@ def _search(s, p: Params, notes: list, timings: list):
         warnings.simplefilter("ignore")
         search = search_forms(s.X_fit, s.y_fit, **s.roles, forms=forms, network=s.network, cv=p.folds,
                               random_state=0, n_jobs=p.n_jobs, progress=p.progress,
-                              options={"thesis": {"scale": None}, **({"hybrid": {"fixed": s.fixed}} if s.fixed else {})})
+                              options={"thesis": {"scale": None},
+                                       **({"hybrid": {"fixed": s.fixed}, "symbolic": {"fixed": s.fixed}} if s.fixed
+                                          else {})})
     covered = predictable_rows(search.estimator_, s.X_fit, s.X_test, s.roles["categorical"])
     if not covered.all():
         lost = int((~covered).sum())
@@ -88,10 +90,11 @@ def _jobs(splits: dict, searches: dict, p: Params):
             if same_estimator(est, chosen) and searches[ds].cv == p.folds:
                 reuse[(ds, m)] = searches[ds].model_
                 continue
-            intervals = not (p.quick and m in ("thesis", "thesis_rel"))
+            intervals = not (p.quick and m in ("thesis", "thesis_rel", "symbolic"))
             jobs.append(((ds, m), delayed(fit_interval_model)(est, s.X_fit, s.y_fit, p.folds, intervals)))
         for m in BLACK_BOXES:
             jobs.append(((ds, m), delayed(fit_baseline)(m, s.roles, s.X_fit, s.y_fit)))
+        jobs.append(((ds, TUNED), delayed(fit_tuned)(s.roles, s.X_fit, s.y_fit, p.folds)))
         if ds in ("ch4", "ch5") and s.network is not None:
             k = ("ch4", "ch5").index(ds)
             for i, c in enumerate(np.array_split(np.arange(p.rate_b), min(p.rate_b, 8))):
@@ -140,24 +143,26 @@ def _score(s, search, entries: dict, reused: set, p: Params, timings: list) -> d
         else:
             est, pred, cov, inside, extrapolated = model, np.asarray(model.predict(s.X_test), dtype=float), \
                 float("nan"), None, 0
-        one_fit = seconds if m in BLACK_BOXES else getattr(est, "fit_time_", float("nan"))
+        one_fit = seconds if m in NON_FORMS else getattr(est, "fit_time_", float("nan"))
         timings.append(dict(dataset=s.name, method=m, what="one fit on every row to fit", seconds=float(one_fit)))
         if m != "auto" and has_iv and m not in reused:
             timings.append(dict(dataset=s.name, method=m, what=f"fit with intervals ({p.folds} folds + 1)",
                                 seconds=float(seconds)))
-        form = (f"{row['form']}: {row['terms']}" if m == "auto" else "" if m in BLACK_BOXES else METHOD_LABELS[m])
+        form = (f"{row['form']}: {row['terms']}" if m == "auto" else note if m == TUNED else
+                "" if m in BLACK_BOXES else METHOD_LABELS[m])
         methods[m] = MethodFit(pred=pred, form=form, coverage=cov, inside=inside, extrapolated=extrapolated,
-                               n_params=float(n_parameters(est)) if m not in BLACK_BOXES else float("nan"), note=note)
+                               n_params=float(n_parameters(est)) if m not in NON_FORMS else float("nan"),
+                               note="" if m == TUNED else note)
     return methods
 
 
 def _formulas(ds: str, search, models: dict, reused: set) -> list:
     """The rows of Table 6.3 on ``ds``: the auto-selected form, then the hybrid (unless it is the auto-selected
-    model) and the thesis form."""
+    model), the symbolic form and the thesis form."""
     row = search.table.loc[search.chosen]
     out = [dict(dataset=ds, method="auto", form=f"{row['form']}: {row['terms']}", formula=formula(search.estimator_))]
-    for m in ("hybrid", "thesis"):
-        if m in models and not (m == "hybrid" and m in reused):
+    for m in ("hybrid", "symbolic", "thesis"):
+        if m in models and not (m != "thesis" and m in reused):
             est = models[m][0]
             out.append(dict(dataset=ds, method=m, form=METHOD_LABELS[m],
                             formula=formula(getattr(est, "estimator_", est))))
@@ -200,11 +205,11 @@ def _dataset_fit(s, search, batch: dict, reuse: dict, extrap: dict, p: Params, n
                  timings: list) -> DatasetFit:
     """Everything computed on one split, from its search and the batch's fits."""
     ds = s.name
-    models = {m: batch[(ds, m)] for m in (*INTERPRETABLE, *BLACK_BOXES) if (ds, m) in batch}
+    models = {m: batch[(ds, m)] for m in (*INTERPRETABLE, *NON_FORMS) if (ds, m) in batch}
     reused = {m for d, m in reuse if d == ds}
     models.update({m: (reuse[(ds, m)], 0.0, "the auto-selected model (the same form and settings)") for m in reused})
     entries = {"auto": (search.model_, search.fit_time, ""),
-               **{m: models[m] for m in (*INTERPRETABLE, *BLACK_BOXES) if m in models}}
+               **{m: models[m] for m in (*INTERPRETABLE, *NON_FORMS) if m in models}}
     methods = _score(s, search, entries, reused, p, timings)
     row = search.table.loc[search.chosen]
     rates, rate = _hybrid_rates(ds, models, batch)

@@ -7,7 +7,7 @@ from matplotlib.ticker import FixedLocator, NullFormatter, NullLocator
 
 from ...report import plots
 from ...report.plots import whatif_figure
-from .params import BLACK_BOXES, DATASET_NAMES, EXTRAP, INTERPRETABLE, METHODS, METHOD_LABELS
+from .params import BLACK_BOXES, DATASET_NAMES, EXTRAP, INTERPRETABLE, METHODS, METHOD_LABELS, TUNED
 from .results import WhatIf
 
 __all__ = ["plot_heldout", "plot_whatif"]
@@ -28,7 +28,8 @@ def _log_ticks(ax, lo: float, hi: float) -> None:
 
 def _heldout_panel(ax, t, keys, ypos) -> None:
     """One dataset's panel of Fig. 6.1: ``t`` is its part of Table 6.1 indexed by method."""
-    colours = {**{m: "#1f78b4" for m in INTERPRETABLE}, "auto": "#33a02c", **{m: "#777777" for m in BLACK_BOXES}}
+    colours = {**{m: "#1f78b4" for m in INTERPRETABLE}, "auto": "#33a02c", **{m: "#777777" for m in BLACK_BOXES},
+               TUNED: "#333333"}
     values = [float(t.loc[k, "MAPE"]) for k in keys if k in t.index and np.isfinite(t.loc[k, "MAPE"])]
     lows = [float(t.loc[k, "MAPE_lower"]) for k in keys if k in t.index and np.isfinite(t.loc[k, "MAPE_lower"])]
     highs = [float(t.loc[k, "MAPE_upper"]) for k in keys if k in t.index and np.isfinite(t.loc[k, "MAPE_upper"])]

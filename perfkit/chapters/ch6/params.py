@@ -11,6 +11,7 @@ from ..result import (ParameterError, ParamsBase, at_least, existing_file, grid,
 
 __all__ = ["Params", "check_params", "roles_key", "FRAMEWORKS", "DATASETS", "DATASET_NAMES", "MEASURED",
            "EXTERNAL_TEST", "QUICK_ROWS", "QUICK_CV", "QUICK_FORMS", "QUICK_RATE_B", "QUICK_DATASETS", "FORMS",
+           "TUNED", "NON_FORMS",
            "COVERAGE", "COVERAGE_BAND", "RATE_B", "RATE_FACTOR", "INTERPRETABLE", "BLACK_BOXES", "METHODS",
            "METHOD_LABELS", "EXTRAP", "WHATIF_DATASETS", "WHATIF_FALLBACK"]
 
@@ -39,7 +40,8 @@ QUICK_CV, QUICK_FORMS, QUICK_RATE_B = 3, ("loglinear", "hybrid"), 50
 #: quick mode: the datasets kept (NVIDIA DLE's five categoricals make its fits too slow for a smoke test); the thesis
 #: form is fitted once, without intervals
 QUICK_DATASETS = ("ch4", "ch5", "lambda")
-#: forms Chapter 6's search can try (of :data:`perfkit.model.search.FORMS`)
+#: forms Chapter 6's search can try (of :data:`perfkit.model.search.FORMS`); the symbolic form is fitted on every
+#: dataset as a method of its own (Tables 6.1 and 6.3) but not searched: `perfkit fit --form auto` tries it too
 FORMS = ("thesis", "loglinear", "hybrid")
 #: nominal coverage of the prediction intervals
 COVERAGE = 0.9
@@ -49,14 +51,20 @@ COVERAGE_BAND = (0.85, 0.95)
 RATE_B = 200
 #: the compute-rate claim: the ratio of Chapter 5's to Chapter 4's rate lies within this factor of 1
 RATE_FACTOR = 1.2
-#: the interpretable forms fitted with conformal intervals, then the black boxes, in table order
-INTERPRETABLE = ("thesis", "thesis_rel", "loglinear", "hybrid")
+#: the interpretable forms fitted with conformal intervals, then the black boxes (default settings), then the
+#: calibrated black-box reference (the best of RF, GB and SVR, each tuned by CV on the rows to fit:
+#: :func:`perfkit.model.blackbox.black_box_reference`), in table order
+INTERPRETABLE = ("thesis", "thesis_rel", "loglinear", "hybrid", "symbolic")
 BLACK_BOXES = ("RF", "SVR", "GB")
-METHODS = ("auto", *INTERPRETABLE, *BLACK_BOXES)
+TUNED = "tuned"
+NON_FORMS = (*BLACK_BOXES, TUNED)
+METHODS = ("auto", *INTERPRETABLE, *NON_FORMS)
 #: method → label in tables and figures
 METHOD_LABELS = {"auto": "auto-selected form", "thesis": "thesis form (eq. 4.4, MAE)",
                  "thesis_rel": "thesis form, relative loss", "loglinear": "log-linear (richest)",
-                 "hybrid": "hybrid (costs × rates)", "RF": "random forest", "SVR": "SVR", "GB": "gradient boosting"}
+                 "hybrid": "hybrid (costs × rates)", "symbolic": "symbolic regression (gplearn)",
+                 "RF": "random forest", "SVR": "SVR", "GB": "gradient boosting",
+                 TUNED: "best black box, tuned by CV"}
 #: Extra-P rows of Table 6.1: label → key of ``benchmarks/results/extrap.json`` under ``<dataset>/`` (variants fixed
 #: in advance, never picked on the held-out rows: a, one model of every numeric parameter; b, one model per level
 #: of the categorical that explains most of the fit rows' variance; both Extra-P's default modeler)
