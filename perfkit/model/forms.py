@@ -58,9 +58,6 @@ SELECT = ("lasso", "none")
 #: level, a level times log x, a pair of levels, a pair of levels times log x
 TERM_KINDS = tuple(TERMS)
 _CV_FOLDS = 5
-#: candidate terms from which the lasso runs on the Gram matrix (the same path, several times faster with hundreds of
-#: terms; below it the plain coordinate descent)
-_GRAM_MIN_TERMS = 256
 _RIDGE = 1e-8  # relative ridge of a rank-deficient least-squares fit (on standardised terms)
 _FITTED_KEYS = ("numeric", "categorical", "extrinsic", "categories", "log_columns", "constant_columns", "terms",
                 "coef", "intercept", "alpha", "n_candidates", "residual_std", "smearing", "fit_time", "leverage")
@@ -344,7 +341,8 @@ class LogLinearModel(PerformanceForm):
         self.smearing_ = float(np.mean(np.exp(resid)))
 
     def _lasso(self, F, z):
-        """Boolean mask of the terms LassoCV keeps, and its alpha."""
+        """Boolean mask of the terms LassoCV keeps, and its alpha (coordinate descent on the Gram matrix of the
+        standardised terms: the same path as on the terms themselves, several times faster)."""
         from sklearn.exceptions import ConvergenceWarning
         from sklearn.linear_model import LassoCV
         from sklearn.model_selection import KFold
@@ -353,7 +351,7 @@ class LogLinearModel(PerformanceForm):
         scale[scale == 0] = 1.0
         cv = KFold(_CV_FOLDS, shuffle=True, random_state=int(self.random_state))
         lasso = LassoCV(cv=cv, max_iter=20000, tol=1e-6, selection="cyclic", random_state=int(self.random_state),
-                        precompute=F.shape[1] >= _GRAM_MIN_TERMS)
+                        precompute=True)
         with warnings.catch_warnings():
             # the smallest alphas of the path may stop short of the tolerance; the chosen alpha is refitted
             warnings.simplefilter("ignore", ConvergenceWarning)
