@@ -119,6 +119,29 @@ def test_loglinear_default_max_and_thesis_with_calibration(capsys, files):
     assert (iv["lower"] < iv["predicted"]).all() and (iv["predicted"] < iv["upper"]).all()
 
 
+def test_inflation_widens_the_saved_intervals_by_its_factor(capsys, files):
+    """--inflation K multiplies the half-width (in log units) of every saved interval by K, and only with
+    --extrapolate (and, for the thesis form, --calibrate)."""
+    widths = {}
+    for k in (1.0, 2.5):
+        out = files.dir / f"ll_{k:g}.json"
+        r = _run(capsys, "fit", files.syn, *SYN, "--form", "loglinear", "--extrapolate", "gpus:8", "--cv", "3",
+                 "--inflation", k, "--out", out)
+        assert r.code == 0, r.err
+        model = load_model(out)
+        assert model.inflation == k
+        with pytest.warns(ExtrapolationWarning):
+            iv = model.predict_interval(files.frame.drop(columns=["time", "sync_time"]).head(8), 0.9)
+        widths[k] = np.log(iv["upper"] / iv["lower"]).to_numpy()
+    assert widths[2.5] == pytest.approx(2.5 * widths[1.0], rel=1e-9)
+    _one_error(_run(capsys, "fit", files.syn, *SYN, "--form", "loglinear", "--inflation", "2",
+                    "--out", files.dir / "x.json"), r"--inflation .* needs --extrapolate")
+    _one_error(_run(capsys, "fit", files.syn, *SYN, "--form", "loglinear", "--extrapolate", "gpus:8",
+                    "--inflation", "0", "--out", files.dir / "x.json"), r"--inflation: expected a finite number > 0")
+    _one_error(_run(capsys, "fit", files.syn, *SYN, "--extrapolate", "gpus:8", "--inflation", "2",
+                    "--out", files.dir / "x.json"), r"--form thesis saves them only with --calibrate")
+
+
 def test_auto_selects_by_extrapolation_and_prints_both_scores(capsys, files):
     r = _run(capsys, "fit", files.pollux, "--target", "t_iter", "--form", "auto", "--numeric", "batch_per_gpu",
              "--extrinsic", "n_gpus,n_nodes", *STEP, "--phases", "sync_time", "--extrapolate", "n_gpus:16",

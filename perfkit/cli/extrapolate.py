@@ -160,12 +160,14 @@ def baseline_roles(args, roles) -> dict:
     return {**roles, "extrinsic": [*roles["extrinsic"], *extra]}
 
 
-def scale_model(estimator, scale, phases, X_tr, y_tr, fitted=None) -> ScaleIntervalModel:
+def scale_model(estimator, scale, phases, X_tr, y_tr, fitted=None, inflation=1.0) -> ScaleIntervalModel:
     """``estimator`` with intervals that widen beyond ``scale`` = (COL, MAX), calibrated on the inner splits of
-    the fit rows (fitted on them unless ``fitted``, the same form already fitted on ``X_tr``, is given)."""
+    the fit rows (fitted on them unless ``fitted``, the same form already fitted on ``X_tr``, is given), their
+    half-width multiplied by ``inflation`` (κ, ``--inflation``)."""
     col, top = scale
     splits = inner_splits(np.asarray(X_tr[col], dtype=float), top)
-    model = ScaleIntervalModel(estimator, column=col, fit_max=top, splits=splits, phases=list(phases))
+    model = ScaleIntervalModel(estimator, column=col, fit_max=top, splits=splits, phases=list(phases),
+                               inflation=inflation)
     return model.fit(X_tr, y_tr) if fitted is None else model.calibrate(fitted, X_tr, y_tr)
 
 

@@ -112,6 +112,11 @@ def _add_scale_arguments(parser) -> None:
                              "and gradient boosting; the saved model's intervals widen with the distance beyond MAX. "
                              "Default MAX: the largest value of COL at most half its largest (the held-out rows "
                              "reach at least 2x)")
+    parser.add_argument("--inflation", type=float, default=1.0, metavar="K",
+                        help="with --extrapolate: multiply the width of the saved intervals by K (default 1), e.g. "
+                             "a factor calibrated on other jobs of the same cluster (perfkit.model.extrapolation."
+                             "calibrate_transfer), as Chapter 7 does; one job's own inner splits tend to be too "
+                             "narrow for the jump beyond MAX")
 
 
 def run(args, argv=None) -> None:

@@ -75,6 +75,12 @@ def check_fit_flags(args) -> None:
     if args.extrapolate is not None and args.test_size is not None:
         raise ValueError(f"--extrapolate {args.extrapolate} and --test-size {args.test_size:g}: give one; "
                          "--extrapolate holds out the rows beyond its MAX instead of a random share")
+    inflation = getattr(args, "inflation", 1.0)
+    if not (math.isfinite(inflation) and inflation > 0):
+        raise ValueError(f"--inflation: expected a finite number > 0 (the factor κ on the intervals' width), got "
+                         f"{inflation:g}")
+    if inflation != 1.0 and args.extrapolate is None:
+        raise ValueError("--inflation widens the intervals beyond the fitted scale: it needs --extrapolate COL[:MAX]")
     if args.extrapolate is not None:
         parse_extrapolate(args.extrapolate)
     else:
@@ -159,6 +165,8 @@ def check_form_flags(args) -> None:
             raise ValueError(f"--select belongs to --form auto (the form search), not --form {args.form}")
         if args.extrapolate is not None:
             raise ValueError("--select: not with --extrapolate, which selects by inner extrapolation splits")
+    if getattr(args, "inflation", 1.0) != 1.0 and args.form == DEFAULT_FORM and not args.calibrate:
+        raise ValueError("--inflation widens the saved intervals: --form thesis saves them only with --calibrate")
     if getattr(args, "no_reference", False) and args.form != AUTO:
         raise ValueError(f"--no-reference belongs to --form auto (the form search), not --form {args.form}")
     check_step_flags(args)

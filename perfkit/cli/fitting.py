@@ -189,7 +189,8 @@ def fit_thesis_form(args, model, roles, X_tr, X_te, y_tr, y_te, scale=None, phas
     best = rep.best
     if args.calibrate:
         best = (_calibrate(args, rep.best, X_tr, y_tr) if scale is None
-                else scale_model(clone(rep.best), scale, phases, X_tr, y_tr, fitted=rep.best))
+                else scale_model(clone(rep.best), scale, phases, X_tr, y_tr, fitted=rep.best,
+                                 inflation=args.inflation))
 
     def report():
         baselines = fitted_baselines(args, roles, X_tr, y_tr) if scale else None
@@ -219,7 +220,7 @@ def _search(args, roles, fixed, X_tr, X_te, y_tr, scale, phases):
     if scale is None:
         return search.model_
     model = scale_model(search.candidates[search.chosen].estimator, scale, phases, X_tr, y_tr,
-                        fitted=search.estimator_)
+                        fitted=search.estimator_, inflation=args.inflation)
     print("\n" + model.summary().splitlines()[-1])
     return model
 
@@ -235,7 +236,7 @@ def _fit_or_search(args, roles, fixed, X_tr, X_te, y_tr, scale=None, phases=()):
         est = make_form(args.form, **roles, network=args.network, **({"fixed": fixed} if fixed else {}))
     print(f"fitting the {args.form} form on {len(X_tr)} rows; {_held_out(X_te, scale)}", flush=True)
     if scale is not None:
-        model = scale_model(est, scale, phases, X_tr, y_tr)
+        model = scale_model(est, scale, phases, X_tr, y_tr, inflation=args.inflation)
         print("\n" + model.summary())
         return model
     model = ConformalRegressor(est, method=args.intervals, n_splits=args.cv, random_state=0).fit(X_tr, y_tr)
