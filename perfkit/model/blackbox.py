@@ -28,7 +28,7 @@ from .intervals import seen_rows
 from .metrics import mape
 from .validation import column_list, validate_frame, validate_target
 
-__all__ = ["GRIDS", "KIND_LABELS", "BlackBoxReference", "black_box_reference", "tuned_black_box"]
+__all__ = ["GRIDS", "KIND_LABELS", "BlackBoxReference", "black_box_reference"]
 
 #: kind → the settings tried (each a dict of regressor parameters); the kinds of :func:`black_box_reference`
 GRIDS: dict[str, list[dict[str, Any]]] = {
@@ -59,8 +59,6 @@ def _pipeline(kind: str, roles: dict, settings: dict, random_state: int):
 def _score_setting(kind, roles, settings, random_state, X, y, tr, te) -> tuple[float, float]:
     """``(MAPE %, seconds)`` of one setting on one fold, on the held-out rows with levels seen in the fold's fit
     rows (NaN when there are none)."""
-    from sklearn.base import clone  # noqa: F401 - the pipeline is built fresh per fold
-
     ok = seen_rows(X.iloc[tr], X.iloc[te], roles["categorical"])
     start = time.perf_counter()
     with warnings.catch_warnings():
@@ -218,9 +216,3 @@ def black_box_reference(X, y, numeric=(), categorical=(), extrinsic=(), *, folds
                              cv_mape_se=float(table.loc[b, "cv_mape_se"]), fold_mape=best_fold[kind], table=table,
                              model_=model, fit_time=time.perf_counter() - start, folds=folds)
 
-
-def tuned_black_box(kind: str, X, y, numeric=(), categorical=(), extrinsic=(), *, cv=5, random_state=0, n_jobs=1):
-    """One black box ``kind`` tuned over its :data:`GRIDS` entry by CV and refitted on every row: a fitted
-    pipeline (``predict(X)`` in seconds); its chosen setting is ``black_box_reference(..., kinds=[kind])``'s."""
-    return black_box_reference(X, y, numeric, categorical, extrinsic, cv=cv, random_state=random_state,
-                               kinds=[kind], n_jobs=n_jobs).model_

@@ -278,17 +278,14 @@ class FormSearch:
     def gap(self, row: int, other: int) -> tuple[float, float]:
         """``(mean, standard error)`` over folds of CV MAPE(row) − CV MAPE(other), in percentage points (paired:
         the same folds and held-out rows)."""
-        d = np.asarray(self.fold_mape[row], dtype=float) - np.asarray(self.fold_mape[other], dtype=float)
-        return float(d.mean()), float(d.std(ddof=1) / np.sqrt(len(d))) if len(d) > 1 else float("nan")
+        return _paired_gap(self.fold_mape[row], self.fold_mape[other])
 
     def reference_gap(self) -> tuple[float, float]:
         """``(mean, standard error)`` over folds of CV MAPE(chosen) − CV MAPE(black-box reference), in percentage
         points (the same folds; each scored on the held-out rows it can predict); needs ``reference=True``."""
         if self.reference is None:
             raise ValueError("reference_gap: the search ran without reference=True")
-        d = np.asarray(self.fold_mape[self.chosen], dtype=float) - np.asarray(self.reference.fold_mape, dtype=float)
-        d = d[np.isfinite(d)]
-        return float(d.mean()), float(d.std(ddof=1) / np.sqrt(len(d))) if len(d) > 1 else float("nan")
+        return _paired_gap(self.fold_mape[self.chosen], self.reference.fold_mape)
 
     @property
     def estimator_(self):
@@ -358,6 +355,13 @@ class FormSearch:
         row = self.table.loc[self.chosen]
         return (f"FormSearch({len(self.table)} candidates; chosen {row['form']} ({row['terms']}), "
                 f"CV MAPE {row['cv_mape']:.3g} ± {row['cv_mape_se']:.2g} %)")
+
+
+def _paired_gap(a, b) -> tuple[float, float]:
+    """``(mean, standard error)`` of the fold-by-fold differences ``a − b`` (folds where either is NaN left out)."""
+    d = np.asarray(a, dtype=float) - np.asarray(b, dtype=float)
+    d = d[np.isfinite(d)]
+    return float(d.mean()), float(d.std(ddof=1) / np.sqrt(len(d))) if len(d) > 1 else float("nan")
 
 
 def one_standard_error_choice(table) -> int:

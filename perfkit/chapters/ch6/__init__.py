@@ -69,8 +69,8 @@ __all__ = ["analyse", "Params", "check_params", "roles_key", "compute", "inputs"
            # the design's constants
            "FRAMEWORKS", "DATASETS", "DATASET_NAMES", "MEASURED", "EXTERNAL_TEST", "QUICK_ROWS", "QUICK_CV",
            "QUICK_FORMS", "QUICK_RATE_B", "QUICK_DATASETS", "FORMS", "COVERAGE", "COVERAGE_BAND", "RATE_B",
-           "RATE_FACTOR", "INTERPRETABLE", "BLACK_BOXES", "TUNED", "NON_FORMS", "METHODS", "METHOD_LABELS", "EXTRAP", "WHATIF_DATASETS",
-           "WHATIF_FALLBACK"]
+           "RATE_FACTOR", "INTERPRETABLE", "BLACK_BOXES", "TUNED", "NON_FORMS", "METHODS", "METHOD_LABELS", "EXTRAP",
+           "WHATIF_DATASETS", "WHATIF_FALLBACK"]
 
 def analyse(params: Params | None = None, /, **kwargs) -> ChapterResult:
     """Chapter 6 on the measured files and the third-party datasets.

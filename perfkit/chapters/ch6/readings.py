@@ -5,7 +5,7 @@ import math
 
 from ...report.claims import fmt
 from ..common import verdict_counts, verdict_text
-from .params import BLACK_BOXES, DATASET_NAMES, METHOD_LABELS, TUNED
+from .params import BLACK_BOXES, DATASET_NAMES, INTERPRETABLE, METHOD_LABELS, TUNED
 from .results import Ch6Results
 
 __all__ = ["readings", "ch6_readings", "formulas_markdown", "FORMULA_FACTORS", "pct"]
@@ -55,9 +55,8 @@ def _accuracy(r: Ch6Results, mape: dict) -> dict:
     out["heldout"] = "Held-out MAPE: " + "; ".join(parts) + "."
     sym = [f"{ds} {pct(mape[ds]['symbolic'])}" for ds in r.datasets if "symbolic" in mape[ds]]
     if sym:
-        forms = ("thesis", "thesis_rel", "loglinear", "hybrid", "symbolic")
         best = [ds for ds in r.datasets if "symbolic" in mape[ds]
-                and mape[ds]["symbolic"] <= min(mape[ds].get(k, float("inf")) for k in forms)]
+                and mape[ds]["symbolic"] <= min(mape[ds].get(k, float("inf")) for k in INTERPRETABLE)]
         out["symbolic"] = ("Symbolic regression (gplearn, at most 20 nodes, in log space) reaches " + ", ".join(sym)
                            + " held-out MAPE; it is the most accurate interpretable form on "
                            + (", ".join(best) if best else "none of the datasets")
