@@ -30,7 +30,8 @@ def _synthetic(model, params, noise=0.0, seed=0):
 
 
 POLLUX = [0.02, 0.004, 0.01, 0.002, 0.08, 0.003, 1.5]
-PHASE = [0.02, 0.004, 0.01, 0.002, 0.06, 0.03, 1.5]  # log form: alpha_node + beta·ln K
+PHASE = [0.02, 0.004, 0.01, 0.002, 0.06, 0.03, 0.01, 1.5]  # log form: alpha_node + beta·ln K + beta_N·(N-2)
+PHASE_K_ONLY = PHASE[:6] + PHASE[7:]  # the same without the node slope (node_slope=False)
 
 
 def test_pollux_recovers_its_parameters():
@@ -46,7 +47,33 @@ def test_phase_aware_recovers_its_parameters(weight):
     X, y = _synthetic(PhaseAwareStepModel(), PHASE)
     m = PhaseAwareStepModel(sync_weight=weight, loss="linear").fit(X, y)
     assert np.allclose(list(m.coef_.values()), PHASE, rtol=1e-3)
-    assert m.n_parameters_ == 7
+    assert m.n_parameters_ == 8 and list(m.coef_)[-2:] == ["beta_N", "gamma"]
+    assert "0.01·(N-2) across nodes" in m.formula() and m.formula().endswith("N = n_nodes)")
+
+
+def test_without_the_node_slope_the_sync_depends_on_k_alone():
+    X, y = _synthetic(PhaseAwareStepModel(node_slope=False), PHASE_K_ONLY)
+    m = PhaseAwareStepModel(node_slope=False, loss="linear").fit(X, y)
+    assert np.allclose(list(m.coef_.values()), PHASE_K_ONLY, rtol=1e-3)
+    assert m.n_parameters_ == 7 and "N-2" not in m.formula()
+    both = PhaseAwareStepModel(loss="linear").fit(X, y)  # rows with no growth in N: the slope stays at 0
+    assert both.coef_["beta_N"] < 1e-6 and np.allclose(both.predict(X), y, rtol=1e-4)
+    with pytest.raises(ValueError, match="node_slope"):
+        PhaseAwareStepModel(node_slope="yes").fit(X, y)
+
+
+def test_a_file_saved_before_the_node_slope_loads_without_it():
+    import json
+
+    X, y = _synthetic(PhaseAwareStepModel(node_slope=False), PHASE_K_ONLY, noise=0.02)
+    m = PhaseAwareStepModel(node_slope=False).fit(X, y)
+    doc = json.loads(m.to_json())
+    del doc["settings"]["node_slope"]  # as perfkit wrote it before the setting existed
+    back = PhaseAwareStepModel.from_json(json.dumps(doc))
+    assert back.node_slope is False and np.array_equal(back.predict(X), m.predict(X))
+    doc["settings"]["node_slope"] = True  # 7 numbers cannot be a model with a node slope
+    with pytest.raises(ValueError, match="params"):
+        PhaseAwareStepModel.from_json(json.dumps(doc))
 
 
 def test_phase_aware_with_noise_predicts_within_the_noise():

@@ -23,7 +23,8 @@ less the measured synchronisation time, ``sync_column``: **read in fit only**, n
 the multi-node synchronisation time follows one of :data:`SYNC_FORMS`, α_n + Σ β_j φ_j(K):
 ``"linear"`` (Pollux's K − 2), ``"log"`` (ln K: the latency of a tree all-reduce, NCCL's inter-node
 algorithm), ``"sqrt"``, ``"ring"`` (2(K−1)/K bandwidth + (K−1) hop latency of a ring) and
-``"ringlog"`` (ring bandwidth + tree latency). Residuals are relative (log) and a robust loss
+``"ringlog"`` (ring bandwidth + tree latency), plus by default a node slope β_N·(N − 2) (``node_slope``: at
+the same K, more nodes, more slow links). Residuals are relative (log) and a robust loss
 (``loss``, scale ``f_scale``) keeps noisy cloud rows from dominating. Which form and loss to use is
 a choice for an inner extrapolation split (:func:`perfkit.model.extrapolation.select_by_extrapolation`).
 """
@@ -318,7 +319,8 @@ class PhaseAwareStepModel(_StepModel):
     """Step time from compute, synchronisation and their overlap, fitted jointly with the measured phases.
 
     T_grad = a + b·m; T_sync = 0 for one GPU, α_local + β_local·(K−2) on one node and
-    α_node + Σ_j β_j φ_j(K) across nodes (``sync_form``, :data:`SYNC_FORMS`);
+    α_node + Σ_j β_j φ_j(K) + β_N·(N−2) across nodes (``sync_form``, :data:`SYNC_FORMS`; the node slope β_N only
+    with ``node_slope``);
     T_iter = (T_grad^γ + T_sync^γ)^(1/γ), 1 <= γ <= 10. Fitted by bounded robust least squares on three
     blocks of log residuals: the step time of every row; the compute time of every row against the
     measured one (step time − ``sync_column``); and, weighted by ``sync_weight``, the exposed
@@ -337,6 +339,11 @@ class PhaseAwareStepModel(_StepModel):
         How the multi-node synchronisation time grows with K (:data:`SYNC_FORMS`).
     sync_weight : float, default 0.0
         Weight (>= 0) of the synchronisation block; 0 uses the measured compute time only.
+    node_slope : bool, default True
+        Add β_N·(N−2) to the multi-node synchronisation: at the same K, more nodes add more slow inter-node
+        links (and more chances of a slow one). Like every parameter, β_N >= 0; where the fit rows show no
+        growth with N it stays at 0. False: the synchronisation depends on K alone (files saved before this
+        setting existed load as False).
     loss : {"linear", "soft_l1", "huber", "cauchy"}, default "huber"
         Loss of :func:`scipy.optimize.least_squares` on the log residuals; ``f_scale`` (> 0, default 0.1,
         about a 10 % error) is where a robust loss turns from quadratic to linear.
@@ -349,15 +356,18 @@ class PhaseAwareStepModel(_StepModel):
     """
 
     json_format = "perfkit.PhaseAwareStepModel"
+    #: ``node_slope``: absent from files written before it existed, which fitted no node slope
+    optional_settings = ("node_slope",)
 
     def __init__(self, gpus="n_gpus", nodes="n_nodes", batch="batch_per_gpu", *, sync_column="sync_time",
-                 sync_form="log", sync_weight=0.0, loss="huber", f_scale=0.1):
+                 sync_form="log", sync_weight=0.0, node_slope=True, loss="huber", f_scale=0.1):
         self.gpus = gpus
         self.nodes = nodes
         self.batch = batch
         self.sync_column = sync_column
         self.sync_form = sync_form
         self.sync_weight = sync_weight
+        self.node_slope = node_slope
         self.loss = loss
         self.f_scale = f_scale
 
@@ -373,11 +383,19 @@ class PhaseAwareStepModel(_StepModel):
             raise ValueError(f"loss: expected one of {LOSSES}, got {self.loss!r}")
         check_number("sync_weight", self.sync_weight)
         check_number("f_scale", self.f_scale, positive=True)
+        if not isinstance(self.node_slope, (bool, np.bool_)):
+            raise ValueError(f"node_slope: expected True or False, got {self.node_slope!r}")
         return cols
+
+    @classmethod
+    def _from_settings(cls, settings: dict):
+        """A saved file without ``node_slope`` was written before the setting existed: it fitted none."""
+        return super()._from_settings({"node_slope": False, **settings})
 
     def _names(self) -> list:
         terms = [f"beta_{t}" for t in SYNC_FORMS[self.sync_form]]
-        return ["a_grad", "b_grad", "alpha_local", "beta_local", "alpha_node", *terms, "gamma"]
+        return ["a_grad", "b_grad", "alpha_local", "beta_local", "alpha_node", *terms,
+                *(["beta_N"] if self.node_slope else []), "gamma"]
 
     def _loss(self) -> str:
         return self.loss
@@ -389,7 +407,10 @@ class PhaseAwareStepModel(_StepModel):
         a, b, al, bl, an = theta[:5]
         tg = a + b * m
         local = al + bl * np.maximum(K - 2, 0)
-        node = an + _basis(self.sync_form, K) @ theta[5:-1]
+        k_terms = len(SYNC_FORMS[self.sync_form])
+        node = an + _basis(self.sync_form, K) @ theta[5:5 + k_terms]
+        if self.node_slope:
+            node = node + theta[5 + k_terms] * np.maximum(N - 2, 0)
         ts = np.where(K > 1, np.where(N > 1, node, local), 0.0)
         return tg, ts, _overlap(tg, ts, theta[-1])
 
@@ -464,10 +485,12 @@ class PhaseAwareStepModel(_StepModel):
     def formula(self, digits: int = 3) -> str:
         c = {k: f"{v:.{digits}g}" for k, v in self.coef_.items()}
         terms = " + ".join(f"{c['beta_' + t]}·{t}" for t in SYNC_FORMS[self.sync_form])
+        if self.node_slope:
+            terms += f" + {c['beta_N']}·(N-2)"
         g = c["gamma"]
         return (f"t = (T_grad^{g} + T_sync^{g})^(1/{g}), T_grad = {c['a_grad']} + {c['b_grad']}·{self.batch}; "
                 f"T_sync = {c['alpha_local']} + {c['beta_local']}·(K-2) on one node, {c['alpha_node']} + {terms} "
-                f"across nodes, 0 for K = 1 (K = {self.gpus})")
+                f"across nodes, 0 for K = 1 (K = {self.gpus}" + (f", N = {self.nodes})" if self.node_slope else ")"))
 
 
 class MedianOfModels:
