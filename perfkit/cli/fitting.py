@@ -66,6 +66,9 @@ def prepare(args):
     model = GenericPerformanceModel(**roles, penalty=penalty, lam=args.lam, method=args.method, coding=args.coding,
                                     scale=None if args.scale == "none" else args.scale)
     check_form_flags(args)
+    if args.form == AUTO and not (roles["numeric"] or roles["categorical"]) and step_roles(args):
+        raise ValueError("--form auto: the table forms it searches need --numeric or --categorical columns; with "
+                         "the step columns alone (--gpus/--nodes/--batch) fit --form phases or --form pollux")
     if args.form not in STEP_FORMS:  # the step forms read --gpus/--nodes/--batch instead
         model.check_settings()  # the column roles, before any work
     fixed = pairs(args.fixed, "--fixed")
