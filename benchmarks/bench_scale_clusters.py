@@ -1,0 +1,82 @@
+"""The same extrapolation protocol on every cluster's traces, side by side: does the ranking hold?
+
+Run: ``.venv/bin/python benchmarks/bench_scale_clusters.py`` after ``bench_scale.py`` has written its results
+(``benchmarks/results/scale.json`` for Pollux's traces, ``scale_<cluster>.json`` for each other cluster). This script
+fits nothing: it reads those files and writes ``benchmarks/results/scale_clusters.json`` and ``.md``, one row per
+cluster: the split the factor rule chose, the selected model's median MAPE over the jobs, its place among the
+models, the best baseline, the coverage of its 90 % intervals, and Kendall's τ between the cluster's ranking and
+Pollux's (the acceptance asks for the same ranking on every cluster).
+"""
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _machine import write_results  # noqa: E402
+
+RESULTS = Path(__file__).resolve().parent / "results"
+OUT = RESULTS / "scale_clusters"
+SELECTED = "selected"
+
+
+def _median(doc, role) -> float:
+    """The median-over-jobs MAPE of the model with this role (``selected`` or a baseline's name)."""
+    for name, row in doc["mape_by_job"].items():
+        if (name.startswith(f"{SELECTED}:") if role == SELECTED else name == role):
+            return float(row["median"])
+    raise KeyError(role)
+
+
+def cluster_row(name: str, doc: dict) -> dict:
+    """One cluster's summary from its ``bench_scale.py`` results."""
+    rank = doc["ranking"]
+    baselines = [m for m in rank if m != SELECTED]
+    best = baselines[0]
+    proto = doc["protocol"]
+    ref = doc.get("ranking_vs_pollux") or {}
+    return {"cluster": name, "jobs": proto["jobs"], "fit_max": proto["fit_max"], "test_min": proto["test_min"],
+            "test_max": proto["test_max"], "inner_splits": len(proto["inner_splits"]),
+            "selected": doc["selected"], "selected_mape": _median(doc, SELECTED),
+            "place": rank.index(SELECTED) + 1, "models": len(rank),
+            "best_baseline": best, "best_baseline_mape": _median(doc, best),
+            "coverage": float(doc["coverage"]["all"]), "test_rows": int(doc["coverage"]["n"]),
+            "kendall_tau_vs_pollux": ref.get("kendall_tau"), "first_on_both": ref.get("same_first")}
+
+
+def markdown(rows) -> str:
+    lines = ["# Measure small, predict large on every cluster: the same code, the same rule", "",
+             "Read from `benchmarks/results/scale*.json` (written by `bench_scale.py`; each file names its machine, "
+             "data and provenance). Fit <= the largest GPU count <= max/4, test from 2× that to the largest; the "
+             "model is selected on inner splits of the fit rows only. MAPE: median over the cluster's jobs.", "",
+             "| cluster | jobs | fit → test GPUs | inner splits | selected MAPE % | place | best baseline (MAPE %) | "
+             "90 % coverage | Kendall τ vs Pollux |", "|---|---|---|---|---|---|---|---|---|"]
+    for r in rows:
+        tau = "—" if r["kendall_tau_vs_pollux"] is None else f"{r['kendall_tau_vs_pollux']:.2f}"
+        lines.append(f"| {r['cluster']} | {len(r['jobs'])} | <= {r['fit_max']} → {r['test_min']}–{r['test_max']} | "
+                     f"{r['inner_splits']} | {r['selected_mape']:.1f} | {r['place']} of {r['models']} | "
+                     f"{r['best_baseline']} ({r['best_baseline_mape']:.1f}) | {100 * r['coverage']:.1f} % of "
+                     f"{r['test_rows']} | {tau} |")
+    first = [r["cluster"] for r in rows if r["place"] == 1]
+    not_first = [f"{r['cluster']} ({r['place']} of {r['models']})" for r in rows if r["place"] != 1]
+    lines += ["", f"The selected model is first on {len(first)} of {len(rows)} clusters ({', '.join(first) or 'none'})"
+              + (f"; not on {', '.join(not_first)}." if not_first else "."), "",
+              "Selected per cluster: " + "; ".join(f"{r['cluster']}: {r['selected']}" for r in rows) + "."]
+    return "\n".join(lines)
+
+
+def main() -> None:
+    files = sorted(RESULTS.glob("scale_*.json"))
+    docs = [("Pollux", json.loads((RESULTS / "scale.json").read_text()))]
+    docs += [(f.stem.removeprefix("scale_"), json.loads(f.read_text())) for f in files
+             if f.stem != "scale_clusters"]
+    rows = [cluster_row(name, doc) for name, doc in docs]
+    md = markdown(rows)
+    print(md)
+    write_results(OUT, {"clusters": rows, "sources": ["scale.json"] + [f.name for f in files
+                                                                       if f.stem != "scale_clusters"]}, md)
+
+
+if __name__ == "__main__":
+    main()
