@@ -157,12 +157,13 @@ def form_candidates(forms="auto", numeric=(), categorical=(), extrinsic=(), *, n
 
 def step_candidates(gpus: str, nodes: str, batch: str, sync_column: str | None = None) -> list[Candidate]:
     """The step-time forms as candidates of :func:`search_forms` (``extra_candidates``): Pollux's model, and the
-    phase-aware model (synchronisation ∝ ln K) when the measured synchronisation time ``sync_column`` is given
-    (read in fit only)."""
+    phase-aware model (synchronisation ∝ ln K, plus a slope in the node count) when the measured synchronisation
+    time ``sync_column`` is given (read in fit only)."""
     out = [Candidate("pollux", "(T_grad^γ + T_sync^γ)^(1/γ), T_sync linear in K (Pollux)",
                      PolluxStepModel(gpus, nodes, batch))]
     if sync_column is not None:
-        out.append(Candidate("phases", f"(T_grad^γ + T_sync^γ)^(1/γ), T_sync ∝ ln K, fitted with {sync_column}",
+        words = f"(T_grad^γ + T_sync^γ)^(1/γ), T_sync ∝ ln K + slope·nodes, fitted with {sync_column}"
+        out.append(Candidate("phases", words,
                              PhaseAwareStepModel(gpus, nodes, batch, sync_column=sync_column)))
     return out
 

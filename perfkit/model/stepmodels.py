@@ -319,8 +319,8 @@ class PhaseAwareStepModel(_StepModel):
     """Step time from compute, synchronisation and their overlap, fitted jointly with the measured phases.
 
     T_grad = a + b·m; T_sync = 0 for one GPU, α_local + β_local·(K−2) on one node and
-    α_node + Σ_j β_j φ_j(K) + β_N·(N−2) across nodes (``sync_form``, :data:`SYNC_FORMS`; the node slope β_N only
-    with ``node_slope``);
+    α_node + Σ_j β_j φ_j(K) + β_N·(N−2) across nodes (``sync_form``, :data:`SYNC_FORMS`; the node slope β_N
+    only with ``node_slope``);
     T_iter = (T_grad^γ + T_sync^γ)^(1/γ), 1 <= γ <= 10. Fitted by bounded robust least squares on three
     blocks of log residuals: the step time of every row; the compute time of every row against the
     measured one (step time − ``sync_column``); and, weighted by ``sync_weight``, the exposed
