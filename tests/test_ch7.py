@@ -113,3 +113,24 @@ def test_extrap_results_of_another_split_are_not_shown(tmp_path):
     assert e["status"] == "not run" and "split" in e["note"]
     assert read_extrap(ch7.check_params(extrap_results=""))["status"] == "not run"
     assert read_extrap(ch7.check_params(extrap_results=str(tmp_path / "none.json")))["status"] == "not run"
+
+
+def test_other_clusters_are_read_from_their_benchmark_and_a_bad_file_is_one_error(result, tmp_path):
+    import json
+
+    from perfkit.chapters.ch7.compute import read_clusters
+    from perfkit.schema import repo_root
+
+    t = result.tables["ext_scale_clusters"]  # benchmarks/results/scale_clusters.json, nothing refitted
+    doc = json.loads((repo_root() / "benchmarks/results/scale_clusters.json").read_text())
+    assert list(t["cluster"]) == [r["cluster"] for r in doc["clusters"]] and t["cluster"].iloc[0] == "Pollux"
+    assert list(t["selected MAPE %"]) == [r["selected_mape"] for r in doc["clusters"]]
+    assert t["place"].str.fullmatch(r"\d+ of \d+").all() and t["coverage %"].between(0, 100).all()
+    assert read_clusters(ch7.check_params(clusters_results="")) is None
+    assert read_clusters(ch7.check_params(clusters_results=str(tmp_path / "none.json"))) is None
+    bad = tmp_path / "bad.json"
+    for text, words in (("{not json", "bad.json is not a bench_scale_clusters.py result"),
+                        (json.dumps({"clusters": [{"cluster": "x"}]}), "no key 'jobs'")):
+        bad.write_text(text)
+        with pytest.raises(ParameterError, match=words):
+            ch7.compute(ch7.check_params(quick=True, progress=False, clusters_results=str(bad)))

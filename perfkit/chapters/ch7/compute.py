@@ -93,6 +93,7 @@ class Ch7Results(Results):
     extrap: dict | None = None  # Extra-P's MAPEs on the same split (benchmarks/bench_scale.py), or why not
     calibration: object = None  # per job: q_inner, kappa, q, n_reference (calibrate_transfer)
     selection_k: object = None  # the inner score of the median of the best k candidates, per k
+    clusters: object = None  # the same protocol on other clusters' traces (bench_scale_clusters.py), or None
 
     @property
     def test(self):
@@ -167,8 +168,32 @@ def inputs(p: Params) -> list[Path]:
     root = ds.provenance_path().parent
     paths = [ds.provenance_path(), *sorted((root / "pollux").glob("*/*.csv"))]
     ours = [resolve(v) for v in (p.ch4_dataset, p.ch3_dataset) if v]
-    extrap = [resolve(p.extrap_results)] if p.extrap_results and resolve(p.extrap_results).exists() else []
-    return paths + ours + [provenance_path(path) for path in ours] + extrap
+    extra = [resolve(v) for v in (p.extrap_results, p.clusters_results) if v and resolve(v).exists()]
+    return paths + ours + [provenance_path(path) for path in ours] + extra
+
+
+#: the columns of a cluster's row in ``clusters_results`` (``benchmarks/bench_scale_clusters.py``)
+CLUSTER_KEYS = ("cluster", "jobs", "fit_max", "test_min", "test_max", "inner_splits", "selected_mape", "place",
+                "models", "best_baseline", "best_baseline_mape", "coverage", "test_rows", "kendall_tau_vs_pollux")
+
+
+def read_clusters(p: Params) -> list | None:
+    """The rows of ``clusters_results`` (the same protocol on every cluster's traces, written by
+    ``benchmarks/bench_scale_clusters.py``), or None when it is "" or missing; a file that is not such a result is
+    one :class:`~perfkit.chapters.result.ParameterError` naming it."""
+    import json
+
+    from ..result import ParameterError
+
+    if not p.clusters_results or not resolve(p.clusters_results).exists():
+        return None
+    try:
+        rows = json.loads(resolve(p.clusters_results).read_text())["clusters"]
+        return [{k: r[k] for k in CLUSTER_KEYS} for r in rows]
+    except (ValueError, KeyError, TypeError) as exc:
+        missing = f"no key {exc}" if isinstance(exc, KeyError) else str(exc).splitlines()[0]
+        raise ParameterError(f"clusters_results: {p.clusters_results} is not a bench_scale_clusters.py result "
+                             f"(a 'clusters' list of rows with {', '.join(CLUSTER_KEYS)}): {missing}") from None
 
 
 def read_extrap(p: Params) -> dict:
@@ -302,6 +327,7 @@ def _ch3(p: Params) -> ScaleStudy | None:
 
 def compute(p: Params) -> Ch7Results:
     """Every study of Chapter 7 (single-threaded BLAS: the results do not depend on the core count)."""
+    clusters = read_clusters(p)  # before any fit: a bad file is one error at once
     with threadpool_limits(1), warnings.catch_warnings():
         warnings.simplefilter("ignore")  # constant columns and convergence notes of the baselines' refits
         frame, best, scores, q, formulas, study, calibration, k_scores = _pollux(p)
@@ -310,4 +336,4 @@ def compute(p: Params) -> Ch7Results:
     return Ch7Results(source="data/external/pollux (load_pollux)", gpu_counts=sorted(frame["n_gpus"].unique().tolist()),
                       selected=best, selection=scores, q_by_job=q, coverage_level=p.coverage, formulas=formulas,
                       pollux=study, measured=frame, ch4=ch4, ch3=ch3, whatif_ch4=w4, extrap=read_extrap(p),
-                      calibration=calibration, selection_k=k_scores)
+                      calibration=calibration, selection_k=k_scores, clusters=clusters)

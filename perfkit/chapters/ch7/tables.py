@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-__all__ = ["by_group", "by_factor", "coverage_table", "formulas_table", "with_extrap"]
+__all__ = ["by_group", "by_factor", "clusters_table", "coverage_table", "formulas_table", "with_extrap"]
 
 #: the row label of Extra-P's results (read from benchmarks/results/scale.json)
 EXTRAP = "Extra-P (PMNF; bench_scale.py)"
@@ -65,3 +65,17 @@ def with_extrap(table, extrap: dict | None, kind: str):
         row = {f"{float(k):g}×": v for k, v in extrap["by_factor"].items()}
     extra = pd.DataFrame([{"model": EXTRAP, **{c: row.get(c, np.nan) for c in table.columns if c != "model"}}])
     return pd.concat([table, extra], ignore_index=True)
+
+
+def clusters_table(rows) -> pd.DataFrame:
+    """One row per cluster (:func:`~.compute.read_clusters`): the split, the selected model's median MAPE and place,
+    the best baseline, the coverage of the 90 % intervals and Kendall's τ against Pollux's ranking."""
+    return pd.DataFrame([{
+        "cluster": r["cluster"], "jobs": len(r["jobs"]),
+        "fit → test GPUs": f"<= {r['fit_max']:g} → {r['test_min']:g}–{r['test_max']:g}",
+        "inner splits": r["inner_splits"], "selected MAPE %": r["selected_mape"],
+        "place": f"{r['place']} of {r['models']}", "best baseline": r["best_baseline"],
+        "best baseline MAPE %": r["best_baseline_mape"], "coverage %": 100 * r["coverage"],
+        "test rows": r["test_rows"],
+        "Kendall τ vs Pollux": np.nan if r["kendall_tau_vs_pollux"] is None else r["kendall_tau_vs_pollux"]}
+        for r in rows])
