@@ -134,3 +134,11 @@ def test_other_clusters_are_read_from_their_benchmark_and_a_bad_file_is_one_erro
         bad.write_text(text)
         with pytest.raises(ParameterError, match=words):
             ch7.compute(ch7.check_params(quick=True, progress=False, clusters_results=str(bad)))
+
+
+def test_the_summary_says_how_the_other_clusters_rank(result):
+    c = result.tables["ext_scale_clusters"]
+    others = c[c["cluster"] != "Pollux"]
+    n_first = int(others["place"].str.startswith("1 of").sum())
+    assert f"first on {n_first} of them" in result.readings["clusters"]
+    assert result.readings["clusters"] in result.readings["summary"]

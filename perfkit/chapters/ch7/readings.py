@@ -44,6 +44,16 @@ def ch7_readings(res) -> dict:
         own.append(f"on our Chapter 3 iterations, fitted on <= {q['ch3_fit_max']:g} workers, the {name} "
                    f"({value:.1f} %, median over networks)")
     out["own"] = ("Beyond the traces: " + "; ".join(own) + ".") if own else ""
+    out["clusters"] = ""
+    if "ext_scale_clusters" in T:
+        c = T["ext_scale_clusters"]
+        others = c[c["cluster"] != "Pollux"]
+        first = others["place"].str.startswith("1 of")
+        out["clusters"] = (f"The same code on {len(others)} other clusters' traces (bench_scale_clusters.py): the "
+                           f"selected form is first on {int(first.sum())} of them"
+                           + (f" (not on {', '.join(others.loc[~first, 'cluster'])})" if (~first).any() else "")
+                           + f"; its intervals cover {others['coverage %'].min():.0f}–"
+                             f"{others['coverage %'].max():.0f} % there.")
     out["claims"] = f"In the claims ledger {verdict_counts(T['claims_ch7'])}."
-    out["summary"] = " ".join(out[k] for k in ("pollux", "intervals", "own", "claims") if out[k])
+    out["summary"] = " ".join(out[k] for k in ("pollux", "intervals", "clusters", "own", "claims") if out[k])
     return out
