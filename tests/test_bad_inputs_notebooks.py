@@ -131,6 +131,7 @@ BAD = [
     ("ch7", dict(ch3_dataset="no/such/file.csv"), "ch3_dataset", "not found"),
     ("ch7", dict(ch3_fit_max_workers=0), "ch3_fit_max_workers", "integer >= 1"),
     ("ch7", dict(extrap_results="benchmarks"), "extrap_results", "is a folder"),
+    ("ch7", dict(clusters_results="benchmarks"), "clusters_results", "is a folder"),
     ("ch7", dict(n_jobs=0), "n_jobs", "-1"),
     ("ch7", dict(figures_dir="{tmp}/notes.txt"), "figures_dir", "is a file"),
 ]
