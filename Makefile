@@ -89,7 +89,7 @@ teaching: $(STAMP)
 # apt-get install chromium chromium-driver, which .ci/run does).
 test: $(STAMP)
 	$(MAKE) --no-print-directory -j3 frameworks
-	PERFKIT_REQUIRE_FRAMEWORKS=1 PERFKIT_REQUIRE_BROWSER=1 $(PY) -m pytest $(PYTEST_ARGS)
+	PERFKIT_REQUIRE_FRAMEWORKS=1 PERFKIT_REQUIRE_BROWSER=1 PERFKIT_CELL_TIMEOUT=1800 $(PY) -m pytest $(PYTEST_ARGS)
 
 # Measured datasets for this machine (resumable: re-run after an interruption).
 FRAMEWORK ?= pytorch

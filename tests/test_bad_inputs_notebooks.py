@@ -320,3 +320,24 @@ def test_notebook_error_message_names_notebook_cell_and_copy(root):
     assert isinstance(err, ValueError)
     assert str(err) == ("notebook ch4_generic_model.ipynb failed in cell 3: ParameterError: n_fit: got 0; the "
                         "executed copy with the full traceback is build/quick/ch4_generic_model.ipynb")
+
+
+def test_a_cell_that_runs_too_long_is_one_error_not_a_hang(tmp_path, monkeypatch):
+    """``make test`` sets PERFKIT_CELL_TIMEOUT: a kernel that stops answering fails the run instead of hanging it."""
+    import nbformat
+
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell("x = 1"), nbformat.v4.new_code_cell("import time\ntime.sleep(60)")]
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    path = tmp_path / "slow.ipynb"
+    nbformat.write(nb, path)
+    monkeypatch.setenv("PERFKIT_CELL_TIMEOUT", "3")
+    with pytest.raises(nbs.NotebookError, match=r"slow.ipynb failed in cell \(still running\): CellTimeoutError: a "
+                                                r"cell ran longer than 3 s"):
+        nbs.run_notebook(path, build_dir=tmp_path / "out", progress=False)
+    for bad in ("0", "soon", "nan"):
+        monkeypatch.setenv("PERFKIT_CELL_TIMEOUT", bad)
+        with pytest.raises(ValueError, match="PERFKIT_CELL_TIMEOUT: expected a number of seconds > 0"):
+            nbs.run_notebook(path, build_dir=tmp_path / "out", progress=False)
+    with pytest.raises(ValueError, match="cell_timeout: expected a number of seconds > 0"):
+        nbs.run_notebook(path, build_dir=tmp_path / "out", progress=False, cell_timeout=-1)

@@ -155,6 +155,7 @@ def run_notebook(
     parameters: dict | None = None,
     kernel_name: str | None = None,
     progress: bool = True,
+    cell_timeout: float | None = None,
 ) -> Path:
     """Execute one notebook with papermill.
 
@@ -171,6 +172,10 @@ def run_notebook(
         Jupyter kernel; defaults to the notebook's own (python3).
     progress : bool, default True
         Show papermill's cell progress bar.
+    cell_timeout : float, optional
+        Seconds one cell may run; longer stops the run with a :class:`NotebookError`. None: the
+        ``PERFKIT_CELL_TIMEOUT`` environment variable (``make test`` sets it, so that a kernel that stops
+        answering fails the tests instead of hanging them); unset or empty: no limit.
 
     Returns
     -------
@@ -180,7 +185,10 @@ def run_notebook(
     Raises
     ------
     NotebookError
-        A cell raised: one line with the notebook, the cell, the exception and the executed copy.
+        A cell raised, or ran longer than ``cell_timeout``: one line with the notebook, the cell, the exception
+        and the executed copy.
+    ValueError
+        ``PERFKIT_CELL_TIMEOUT`` (or ``cell_timeout``) is not a number > 0.
     """
     import papermill as pm
 
@@ -190,6 +198,7 @@ def run_notebook(
     out_dir = _folder("build_dir", build_dir, base=repo_root())
     out_dir.mkdir(parents=True, exist_ok=True)
     output = out_dir / notebook.name
+    timeout = _cell_timeout(cell_timeout)
     try:
         pm.execute_notebook(
             str(notebook),
@@ -198,11 +207,34 @@ def run_notebook(
             kernel_name=kernel_name,
             cwd=str(notebook.parent),
             progress_bar=progress,
+            execution_timeout=timeout,
         )
     except pm.PapermillExecutionError as exc:
         cell = exc.exec_count if exc.exec_count is not None else f"#{exc.cell_index}"
         raise NotebookError(notebook, cell, _plain(exc.ename), _plain(exc.evalue), output) from None
+    except TimeoutError as exc:  # nbclient's CellTimeoutError: papermill lets it through
+        raise NotebookError(notebook, "(still running)", "CellTimeoutError",
+                            f"a cell ran longer than {timeout:g} s ({_plain(str(exc))})", output) from None
     return output
+
+
+def _cell_timeout(value) -> float | None:
+    """Seconds per cell: ``value``, else ``PERFKIT_CELL_TIMEOUT`` (unset or empty: None, no limit)."""
+    import math
+    import os
+
+    where = "cell_timeout"
+    if value is None:
+        value, where = os.environ.get("PERFKIT_CELL_TIMEOUT", "").strip() or None, "PERFKIT_CELL_TIMEOUT"
+        if value is None:
+            return None
+    try:
+        seconds = float(value)
+    except (TypeError, ValueError):
+        seconds = math.nan
+    if not (math.isfinite(seconds) and seconds > 0):
+        raise ValueError(f"{where}: expected a number of seconds > 0, got {value!r}")
+    return seconds
 
 
 #: the caches a reproduction keeps in its build folder: environment variable → sub-folder of ``<build_dir>/cache``
