@@ -81,7 +81,7 @@ endif
 # The teaching notebook (not a chapter: it writes no figures/), executed into build/ (quick, QUICK=1: build/quick/,
 # so a quick run never replaces the full one)
 teaching: $(STAMP)
-	$(PY) -c "from perfkit.chapters.notebooks import run_notebook; print(run_notebook('notebooks/teaching_performance_modelling.ipynb', 'build/quick' if '$(QUICK)' else 'build', parameters={'quick': bool('$(QUICK)')}))"
+	$(PY) -c "from perfkit.chapters.notebooks import run_notebook; print(run_notebook('notebooks/teaching_performance_modelling.ipynb', 'build/quick' if '$(QUICK)' else 'build', parameters={'quick': bool('$(QUICK)'), 'live': False}))"
 
 # The adapter tests run every framework for real: make test builds their environments first, and a missing
 # one fails the run instead of skipping its tests (PERFKIT_REQUIRE_FRAMEWORKS=1). Likewise the browser test of the
