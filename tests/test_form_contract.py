@@ -113,11 +113,11 @@ def test_cross_validation_runs(name, lenet):
 
 
 @pytest.mark.parametrize("name", list(FORMS))
-def test_optional_capabilities_are_stated_by_the_class(name, fitted, lenet):
+def test_optional_capabilities_are_stated_by_the_model(name, fitted, lenet):
     m, (X, _) = fitted[name], lenet
     ok = m.predictable(X)
     assert ok.dtype == bool and ok.shape == (len(X),) and ok.all()  # the rows of fit are covered
-    if type(m).has_leverage:
+    if m.has_leverage:
         h = m.leverage(X.iloc[:10])
         assert h.shape == (10,) and np.all(np.isfinite(h) & (h >= 0))
     else:

@@ -386,3 +386,105 @@ def test_leverage_json_is_checked():
     del doc["fitted"]["leverage"]
     with pytest.raises(ValueError, match=r"fitted: 'leverage' is missing"):
         LogLinearModel.from_json(json.dumps(doc))
+
+
+# ------------------------------------------------------------------------------- (g) ridge fits with cells
+def _cells(n=900, seed=3, noise=0.03):
+    """Three categorical columns; one cell (sigmoid, b, x) runs 1.8× slower than its levels and pairs say."""
+    rng = np.random.default_rng(seed)
+    X = pd.DataFrame({"act": rng.choice(["relu", "sigmoid", "tanh"], n), "site": rng.choice(["a", "b", "c"], n),
+                      "prec": rng.choice(["x", "y"], n), "gpus": rng.choice([1, 2, 4, 8], n),
+                      "batch": rng.choice([8, 16, 32, 64], n)})
+    lg, lb = np.log(X["gpus"].to_numpy(float)), np.log(X["batch"].to_numpy(float))
+    odd = ((X["act"] == "sigmoid") & (X["site"] == "b") & (X["prec"] == "x")).to_numpy()
+    eta = 0.5 - 0.7 * lg + 0.9 * lb + 0.3 * (X["act"] == "tanh").to_numpy() + np.log(1.8) * odd
+    return X, np.exp(eta + noise * rng.standard_normal(n)), odd
+
+
+CELL_ROLES = dict(categorical=["act", "site", "prec"], extrinsic=["gpus", "batch"])
+
+
+def test_ridge_cells_find_a_cell_the_levels_and_pairs_cannot_express():
+    X, y, odd = _cells()
+    pairs = LogLinearModel(**CELL_ROLES, category_pairs=True).fit(X, y)
+    m = LogLinearModel(**CELL_ROLES, category_pairs=True, pair_slopes=True, cells=True, select="ridge").fit(X, y)
+    assert m.select == "ridge" and m.alpha_ is None and not m.has_leverage
+    cells = [t for t in m.term_specs_ if t.kind == "level_cell"]
+    assert len(cells) == 3 * 3 * 2  # every cell seen in fit, reference levels included
+    coef = dict(zip(m.terms_, m.coef_))
+    assert coef["act=sigmoid&site=b&prec=x"] > 0.1  # the odd cell's own factor, shrunk but clearly there
+    err = lambda model: np.abs(model.predict(X[odd]) / y[odd] - 1).mean()  # noqa: E731
+    assert err(m) < 0.5 * err(pairs)
+    # the effective number of parameters: more than the unpenalised terms, fewer than all the terms
+    main = sum(t.kind not in ("level_pair", "pair_slope", "level_cell") for t in m.term_specs_)
+    assert main < m.effective_df_ < len(m.term_specs_)
+    assert m.n_parameters_ == round(m.effective_df_) + 1
+    assert "ridge on every candidate" in m.summary() and "[act=sigmoid]·[site=b]·[prec=x]" in m.formula()
+    with pytest.raises(NotImplementedError, match="no leverage"):
+        m.leverage(X)
+
+
+def test_ridge_penalties_bridge_least_squares_and_the_model_without_combinations():
+    """Penalties near 0 give the least-squares fit of every term; very large ones give the fit without the
+    combinations of levels (their coefficients shrink to 0)."""
+    X, y, _ = _cells()
+    kw = dict(category_pairs=True, pair_slopes=True)
+    tiny = LogLinearModel(**CELL_ROLES, **kw, select="ridge", penalty=(1e-9, 1e-9, 1e-9)).fit(X, y)
+    ols = LogLinearModel(**CELL_ROLES, **kw, select="none").fit(X, y)
+    assert tiny.terms_ == ols.terms_
+    assert np.allclose(tiny.predict(X), ols.predict(X), rtol=1e-3)
+    huge = LogLinearModel(**CELL_ROLES, **kw, cells=True, select="ridge", penalty=(1e6, 1e6, 1e6)).fit(X, y)
+    plain = LogLinearModel(**CELL_ROLES, select="none").fit(X, y)
+    assert np.allclose(huge.predict(X), plain.predict(X), rtol=1e-3)
+    combos = [b for t, b in zip(huge.term_specs_, huge.coef_) if t.kind in ("level_pair", "pair_slope", "level_cell")]
+    assert np.max(np.abs(combos)) < 1e-4
+
+
+def test_ridge_json_round_trip_and_checks(tmp_path):
+    X, y, _ = _cells()
+    m = LogLinearModel(**CELL_ROLES, category_pairs=True, pair_slopes=True, cells=True, select="ridge",
+                       penalty=[0.02, 0.4, 0.3]).fit(X, y)
+    path = tmp_path / "ridge.json"
+    m.save(path)
+    back = LogLinearModel.load(path)
+    assert back.terms_ == m.terms_ and back.effective_df_ == m.effective_df_ and back.n_parameters_ == m.n_parameters_
+    assert np.allclose(back.predict(X), m.predict(X), rtol=1e-12) and not back.has_leverage
+    doc = json.loads(path.read_text())
+    assert doc["settings"]["penalty"] == [0.02, 0.4, 0.3]
+    cell = next(t for t in doc["fitted"]["terms"] if t[0] == "level_cell")
+    assert cell[1] == ["act", "site", "prec"]
+    bad = json.loads(path.read_text())
+    del bad["fitted"]["effective_df"]
+    with pytest.raises(ValueError, match="effective_df: expected exactly when select='ridge'"):
+        LogLinearModel.from_doc(bad)
+    bad = json.loads(path.read_text())
+    i = next(i for i, t in enumerate(bad["fitted"]["terms"]) if t[0] == "level_cell")
+    bad["fitted"]["terms"][i] = ["level_cell", ["act", "site", "prec"], ["gelu", "a", "x"]]
+    with pytest.raises(ValueError, match=rf"fitted.terms\[{i}\]: .* not a term of known columns and levels"):
+        LogLinearModel.from_doc(bad)
+    bad["fitted"]["terms"][i] = ["level_cell", ["act", "site"], ["relu", "a"]]  # a cell spans 3 or more columns
+    with pytest.raises(ValueError, match=rf"fitted.terms\[{i}\]"):
+        LogLinearModel.from_doc(bad)
+
+
+@pytest.mark.parametrize("settings, match", [
+    (dict(cells=True), "cells: needs select='ridge'"),
+    (dict(select="ridge", penalty=(0.1, 0.1)), "penalty: expected three finite numbers >= 0"),
+    (dict(select="ridge", penalty=(0.1, -1, 0.1)), "penalty: expected three finite numbers >= 0"),
+    (dict(select="ridge", penalty=(0.1, float("nan"), 0.1)), "penalty: expected three finite numbers >= 0"),
+    (dict(select="ridge", penalty="big"), "penalty: expected three finite numbers >= 0"),
+    (dict(penalty=(0.1, 0.1, 0.1)), "penalty: only select='ridge' uses it"),
+    (dict(select="elastic"), "select: expected one of"),
+    (dict(select="ridge", cells="yes"), "cells: expected True or False"),
+])
+def test_ridge_bad_settings_name_the_setting(settings, match):
+    X, y, _ = _cells(n=60)
+    with pytest.raises(ValueError, match=match):
+        LogLinearModel(**CELL_ROLES, **settings).fit(X, y)
+
+
+def test_ridge_with_fewer_than_three_categorical_columns_has_no_cells():
+    X, y, _ = _cells(n=200)
+    m = LogLinearModel(categorical=["act", "site"], extrinsic=["gpus", "batch"], category_pairs=True, cells=True,
+                       select="ridge").fit(X, y)
+    assert not any(t.kind == "level_cell" for t in m.term_specs_)

@@ -43,22 +43,28 @@ from .base import PerformanceForm
 from .leverage import leverage_basis, leverage_of
 from .persist import is_finite, jsonable
 from .roles import constant_columns, levels_seen, record_roles, role_lists, warn_constant_columns
-from .terms import TERMS, Hinge, Interaction, Level, LevelPair, LevelSlope, PairSlope, Power, term_from_list
+from .terms import TERMS, Hinge, Interaction, Level, LevelCell, LevelPair, LevelSlope, PairSlope, Power, term_from_list
 from .validation import validate_frame, validate_target
 
 __all__ = ["LogLinearModel", "SELECT", "TERM_KINDS", "JSON_FORMAT", "JSON_VERSION", "MIN_SLOPE_VALUES", "MAX_KNOTS",
-           "times_from_log"]
+           "RIDGE_PENALTY", "times_from_log"]
 
 #: ``format`` and newest ``version`` of the JSON that :meth:`LogLinearModel.to_json` writes
 JSON_FORMAT = "perfkit.LogLinearModel"
 JSON_VERSION = 1
 #: term selection methods of :class:`LogLinearModel`
-SELECT = ("lasso", "none")
+SELECT = ("lasso", "none", "ridge")
 #: kinds of term (:data:`perfkit.model.terms.TERMS`): log x (its coefficient is a power), log x·log z, a category
 #: level, a level times log x, a pair of levels, a pair of levels times log x
 TERM_KINDS = tuple(TERMS)
 _CV_FOLDS = 5
 _RIDGE = 1e-8  # relative ridge of a rank-deficient least-squares fit (on standardised terms)
+#: ``select="ridge"``: the default penalties of the level pairs, the pair slopes and the cells, relative to the number
+#: of rows, on standardised terms (chosen by 5-fold CV on the fit rows of Lambda's screened benchmarks: docs/forms.md)
+RIDGE_PENALTY = (0.01, 0.5, 0.5)
+#: ``select="ridge"``: the penalty of every other term (powers, levels, products, level slopes, hinges): nearly none
+_RIDGE_MAIN = 1e-5
+_RIDGE_TIER = {"level_pair": 0, "pair_slope": 1, "level_cell": 2}
 _FITTED_KEYS = ("numeric", "categorical", "extrinsic", "categories", "log_columns", "constant_columns", "terms",
                 "coef", "intercept", "alpha", "n_candidates", "residual_std", "smearing", "fit_time", "leverage")
 #: values of x a pair of levels needs on its rows in fit for a slope term of its own (``pair_slopes``)
@@ -118,13 +124,24 @@ class LogLinearModel(PerformanceForm):
         strictly between its smallest and largest (at most :data:`MAX_KNOTS`, evenly spaced in rank): above the
         break the power of x changes by the hinge's coefficient, a segmented power law in x, continuous at the
         break (Extra-P's segmented models, here chosen by the lasso among every break).
-    select : {"lasso", "none"}, default "lasso"
+    cells : bool, default False
+        With ``select="ridge"`` and three or more categorical columns: add [c₁ = ℓ₁]·…·[c_k = ℓ_k] for every cell
+        (a combination of a level of every categorical column) seen in fit, reference levels included
+        (:class:`~perfkit.model.terms.LevelCell`): each cell's own factor, shrunk towards what its levels and
+        pairs say. A cell not seen in fit gets no factor of its own.
+    select : {"lasso", "none", "ridge"}, default "lasso"
         ``"lasso"``: keep the terms that :class:`~sklearn.linear_model.LassoCV`
         (standardised terms, ``KFold(5, shuffle=True, random_state)``) gives a
         non-zero coefficient, closed under hierarchy, then refit them by
         ordinary least squares. ``"none"``: least squares on every candidate
         term (with a tiny ridge, 1e-8 relative, when the terms are linearly
-        dependent).
+        dependent). ``"ridge"``: keep every candidate term and shrink the level pairs, the pair slopes and the
+        cells towards 0 by the ridge penalties ``penalty`` (partial pooling: a combination of levels with few rows
+        stays close to what its levels say); the other terms are fitted with a negligible penalty (1e-5).
+        :attr:`n_parameters_` is then the effective number of parameters, the trace of the hat matrix plus one.
+    penalty : (float, float, float), optional
+        ``select="ridge"``: the ridge penalties of the level pairs, the pair slopes and the cells, each >= 0,
+        in units of the number of rows on standardised terms; default :data:`RIDGE_PENALTY`.
     random_state : int, default 0
         Seed of the cross-validation folds of ``select="lasso"`` (an integer >= 0).
 
@@ -172,7 +189,9 @@ class LogLinearModel(PerformanceForm):
     n_candidates_ : int
         Number of candidate terms before selection.
     alpha_ : float or None
-        Penalty LassoCV chose (on standardised terms); None for ``select="none"``.
+        Penalty LassoCV chose (on standardised terms); None for ``select="none"`` and ``"ridge"``.
+    effective_df_ : float or None
+        ``select="ridge"``: the trace of the hat matrix (the intercept not counted); None otherwise.
     residual_std_ : float
         Standard deviation of the log residuals on the training rows (≈ relative error).
     smearing_ : float
@@ -197,7 +216,8 @@ class LogLinearModel(PerformanceForm):
     """
 
     def __init__(self, numeric=(), categorical=(), extrinsic=(), *, interactions=True, category_terms=True,
-                 category_pairs=False, pair_slopes=False, segments=False, select="lasso", random_state=0):
+                 category_pairs=False, pair_slopes=False, segments=False, cells=False, select="lasso", penalty=None,
+                 random_state=0):
         self.numeric = numeric
         self.categorical = categorical
         self.extrinsic = extrinsic
@@ -206,20 +226,28 @@ class LogLinearModel(PerformanceForm):
         self.category_pairs = category_pairs
         self.pair_slopes = pair_slopes
         self.segments = segments
+        self.cells = cells
         self.select = select
+        self.penalty = penalty
         self.random_state = random_state
 
     json_format = JSON_FORMAT
     json_version = JSON_VERSION
     fitted_keys = _FITTED_KEYS
-    optional_settings = ("category_pairs", "pair_slopes", "segments")
+    optional_settings = ("category_pairs", "pair_slopes", "segments", "cells", "penalty")
+    optional_fitted_keys = ("effective_df",)
     fitted_attribute = "coef_"
-    has_leverage = True
+
+    @property
+    def has_leverage(self) -> bool:
+        """Whether :meth:`leverage` applies: every fit but ``select="ridge"`` (whose leverage would need a basis as
+        large as its terms times the rows; its conformal intervals are not studentised)."""
+        return self.select != "ridge"
 
     # ------------------------------------------------------------------ setup
     def _settings(self):
         num, cat, ext = role_lists(self.numeric, self.categorical, self.extrinsic)
-        for name in ("interactions", "category_terms", "category_pairs", "pair_slopes", "segments"):
+        for name in ("interactions", "category_terms", "category_pairs", "pair_slopes", "segments", "cells"):
             value = getattr(self, name)
             if not isinstance(value, (bool, np.bool_)):
                 raise ValueError(f"{name}: expected True or False, got {value!r}")
@@ -228,6 +256,19 @@ class LogLinearModel(PerformanceForm):
                              "slope is made of)")
         if not isinstance(self.select, str) or self.select not in SELECT:
             raise ValueError(f"select: expected one of {SELECT}, got {self.select!r}")
+        if self.cells and self.select != "ridge":
+            raise ValueError("cells: needs select='ridge' (a cell may hold reference levels, which only a penalty "
+                             "can tell apart from the levels' own terms)")
+        if self.penalty is not None:
+            pen = self.penalty
+            ok = (isinstance(pen, (list, tuple)) and len(pen) == 3
+                  and all(isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, bool)
+                          and np.isfinite(v) and v >= 0 for v in pen))
+            if not ok:
+                raise ValueError(f"penalty: expected three finite numbers >= 0 (level pairs, pair slopes, cells), "
+                                 f"got {pen!r}")
+            if self.select != "ridge":
+                raise ValueError(f"penalty: only select='ridge' uses it (select={self.select!r})")
         check_int("random_state", self.random_state, minimum=0)
         if not (num or cat or ext):
             raise ValueError("no columns given: set numeric, categorical and/or extrinsic")
@@ -256,6 +297,10 @@ class LogLinearModel(PerformanceForm):
                                   if X.loc[rows, x].nunique() >= MIN_SLOPE_VALUES]
         if self.segments:
             specs += [Hinge(x, knot) for x in self.extrinsic_ if x in logs for knot in _knots(X[x])]
+        if self.cells and len(levels) >= 3:
+            cols = list(levels)
+            seen = sorted(set(zip(*(X[c].tolist() for c in cols))), key=lambda cell: tuple(map(str, cell)))
+            specs += [LevelCell(tuple(cols), cell) for cell in seen]
         return specs
 
     def _logs(self, X) -> dict:
@@ -293,7 +338,7 @@ class LogLinearModel(PerformanceForm):
         from threadpoolctl import threadpool_limits
 
         num, cat, ext = self._settings()
-        min_rows = _CV_FOLDS if self.select == "lasso" else 2
+        min_rows = _CV_FOLDS if self.select == "lasso" else 2  # noqa: PLR2004
         validate_frame(X, num, cat, ext)
         if len(X) < min_rows:
             raise ValueError(f"X: {len(X)} rows are fewer than the {min_rows} that select={self.select!r} needs")
@@ -311,30 +356,36 @@ class LogLinearModel(PerformanceForm):
         z = np.log(y)
         # one BLAS thread: small matrices, and a result that depends on the thread count is a machine dependence
         with threadpool_limits(1):
+            self.effective_df_ = None
             if self.select == "lasso" and candidates:
                 keep, self.alpha_ = self._lasso(F, z)
                 keep = _hierarchy(candidates, keep)
             else:
                 keep, self.alpha_ = np.ones(len(candidates), dtype=bool), None
-            intercept, coef = _least_squares(F[:, keep], z)
+            if self.select == "ridge":
+                pen = _ridge_penalties(candidates, RIDGE_PENALTY if self.penalty is None else self.penalty)
+                intercept, coef, self.effective_df_ = _ridge(F, z, pen)
+            else:
+                intercept, coef = _least_squares(F[:, keep], z)
         self.term_specs_ = [s for s, k in zip(candidates, keep) if k]
         self.terms_ = [t.name() for t in self.term_specs_]
         self.coef_ = coef
         self.intercept_ = float(intercept)
         self.n_terms_ = len(self.terms_)
         self.n_candidates_ = len(candidates)
-        self._record_fit(F[:, keep], z)
+        self._record_fit(F[:, keep], z, ridge=self.select == "ridge")
         self.fit_time_ = time.perf_counter() - start
         return self
 
-    def _record_fit(self, F, z) -> None:
-        """The leverage arrays and the residual statistics of the kept terms ``F`` on the rows of fit."""
+    def _record_fit(self, F, z, ridge=False) -> None:
+        """The leverage arrays and the residual statistics of the kept terms ``F`` on the rows of fit (a ridge fit
+        keeps an empty leverage basis: see :attr:`has_leverage`)."""
         from threadpoolctl import threadpool_limits
 
         mean, scale = F.mean(axis=0), F.std(axis=0)
         scale[scale == 0] = 1.0
         with threadpool_limits(1):
-            self.leverage_basis_ = leverage_basis((F - mean) / scale)
+            self.leverage_basis_ = np.zeros((F.shape[1], 0)) if ridge else leverage_basis((F - mean) / scale)
         self.leverage_center_, self.leverage_scale_, self.n_fit_ = mean, scale, len(z)
         resid = z - (self.intercept_ + F @ self.coef_)
         self.residual_std_ = float(np.std(resid))
@@ -382,7 +433,10 @@ class LogLinearModel(PerformanceForm):
         """Leverage of the rows of ``X``: the variance of the fitted log t there in units of the residual variance,
         h(x) = 1/n + zᵀ(ZᵀZ)⁺z with z the kept terms of x and Z those of the n rows of fit (centred and scaled as
         in the fit). A prediction error there has variance σ²(1 + h): studentised conformal intervals
-        (:class:`~perfkit.model.intervals.ConformalRegressor`, ``method="studentized"``) widen by √(1 + h)."""
+        (:class:`~perfkit.model.intervals.ConformalRegressor`, ``method="studentized"``) widen by √(1 + h).
+        ``select="ridge"`` has none (:attr:`has_leverage`): ``NotImplementedError``."""
+        if not self.has_leverage:
+            raise NotImplementedError("LogLinearModel(select='ridge') has no leverage (has_leverage is False)")
         self._validated(X)
         Z = (self._design(X, self.term_specs_) - self.leverage_center_) / self.leverage_scale_
         return 1.0 / self.n_fit_ + leverage_of(Z, self.leverage_basis_)
@@ -406,8 +460,11 @@ class LogLinearModel(PerformanceForm):
     # --------------------------------------------------------------- reports
     @property
     def n_parameters_(self) -> int:
-        """Fitted parameters: the kept terms and the intercept."""
+        """Fitted parameters: the kept terms and the intercept; for ``select="ridge"`` the effective number, the
+        trace of the hat matrix plus one (rounded)."""
         self._check_fitted()
+        if getattr(self, "effective_df_", None) is not None:
+            return int(round(self.effective_df_)) + 1
         return len(self.term_specs_) + 1
 
     @property
@@ -449,6 +506,10 @@ class LogLinearModel(PerformanceForm):
         self._check_fitted()
         sel = (f"LassoCV ({_CV_FOLDS}-fold, alpha {self.alpha_:.3g} on standardised terms), then least squares"
                if self.alpha_ is not None else "none (least squares on every candidate)")
+        if getattr(self, "effective_df_", None) is not None:
+            pen = RIDGE_PENALTY if self.penalty is None else tuple(self.penalty)
+            sel = (f"ridge on every candidate (penalties: level pairs {pen[0]:g}, pair slopes {pen[1]:g}, cells "
+                   f"{pen[2]:g}); {self.effective_df_:.1f} effective parameters besides the intercept")
         lines = [
             "LogLinearModel: log t = β₀ + Σ coefficient · term;  t = exp(log t)",
             f"  columns: numeric {self.numeric_}, categorical {self.categorical_}, extrinsic {self.extrinsic_}",
@@ -479,6 +540,7 @@ class LogLinearModel(PerformanceForm):
             "coef": [float(v) for v in self.coef_],
             "intercept": self.intercept_,
             "alpha": self.alpha_,
+            **({"effective_df": self.effective_df_} if getattr(self, "effective_df_", None) is not None else {}),
             "n_candidates": self.n_candidates_,
             "residual_std": self.residual_std_,
             "smearing": self.smearing_,
@@ -521,6 +583,9 @@ class LogLinearModel(PerformanceForm):
         model.coef_ = np.asarray(coef, dtype=float)
         model.intercept_ = reader.number("intercept")
         model.alpha_ = reader.number("alpha", minimum=0, allow_none=True)
+        model.effective_df_ = reader.number("effective_df", minimum=0) if "effective_df" in reader.fitted else None
+        if (model.effective_df_ is None) != (model.select != "ridge"):
+            raise reader.fail("fitted.effective_df: expected exactly when select='ridge'")
         model.n_terms_ = len(specs)
         model.n_candidates_ = reader.count("n_candidates", minimum=len(specs))
         model.residual_std_ = reader.number("residual_std", minimum=0)
@@ -538,8 +603,9 @@ def _terms_from_doc(reader, categories, log_columns) -> list:
     specs = []
     for i, t in enumerate(terms):
         term = term_from_list(t)
+        first = 0 if getattr(term, "reference_ok", False) else 1  # a cell may hold a reference level
         ok = term is not None and all(x in log_columns for x in term.log_columns()) and all(
-            c in categories and lv in categories[c][1:] for c, lv in term.levels())
+            c in categories and lv in categories[c][first:] for c, lv in term.levels())
         if not ok:
             raise reader.fail(f"fitted.terms[{i}]: {reader.short(t)} is not a term of known columns and levels")
         specs.append(term)
@@ -576,6 +642,33 @@ def _least_squares(F, z):
         beta = np.linalg.solve(Z.T @ Z + _RIDGE * n * np.eye(p), Z.T @ zc)
     coef = beta / scale
     return float(z.mean() - mean @ coef), coef
+
+
+def _ridge_penalties(specs, penalty) -> np.ndarray:
+    """Per term, its ridge penalty: ``penalty[tier]`` for the level pairs (0), pair slopes (1) and cells (2), a
+    negligible one for every other term."""
+    return np.array([float(penalty[_RIDGE_TIER[t.kind]]) if t.kind in _RIDGE_TIER else _RIDGE_MAIN for t in specs])
+
+
+def _ridge(F, z, penalties):
+    """Intercept, coefficients and effective degrees of freedom of z ~ 1 + F by ridge regression on centred, scaled
+    columns with penalty ``penalties · n`` per column: β = A⁻¹Zᵀ(z − z̄), A = ZᵀZ + diag(penalties·n) (a Cholesky
+    solve: A is positive definite for penalties > 0). The effective degrees of freedom are trace(A⁻¹ZᵀZ), the
+    trace of the hat matrix (the intercept not counted)."""
+    from scipy.linalg import cho_factor, cho_solve
+
+    n, p = F.shape
+    if p == 0:
+        return float(np.mean(z)), np.zeros(0), 0.0
+    mean, scale = F.mean(axis=0), F.std(axis=0)
+    scale[scale == 0] = 1.0
+    Z = (F - mean) / scale
+    G = Z.T @ Z
+    factor = cho_factor(G + np.diag(np.asarray(penalties, dtype=float) * n))
+    beta = cho_solve(factor, Z.T @ (z - z.mean()))
+    df = float(np.trace(cho_solve(factor, G)))
+    coef = beta / scale
+    return float(z.mean() - mean @ coef), coef, df
 
 
 def times_from_log(eta, X) -> np.ndarray:

@@ -104,6 +104,10 @@ def _loglinear(roles, network, random_state, options):
                          "powers + levels + products + level × log + level pairs"))
     if roles["extrinsic"]:  # a segmented power law in an extrinsic column, breaks chosen by the lasso
         variants.append((dict(variants[-1][0], segments=True), variants[-1][1] + " + segments"))
+    if len(roles["categorical"]) >= 2:  # every term, the combinations of levels shrunk by ridge penalties
+        cells = len(roles["categorical"]) >= 3
+        variants.append((dict(variants[-1][0], pair_slopes=True, cells=cells, select="ridge"),
+                         variants[-1][1] + " + pair slopes" + (" + cells" if cells else "") + ", ridge"))
     return [Candidate("loglinear", words, LogLinearModel(**roles, **kw, random_state=random_state))
             for kw, words in variants]
 

@@ -4,7 +4,8 @@ A term is one column of the design in log space: ``log x`` (:class:`Power`, its 
 ``log x · log z`` (:class:`Interaction`, a square when x = z), a category level ``[c = ℓ]`` (:class:`Level`),
 a level times ``log x`` (:class:`LevelSlope`), a pair of levels of two categorical columns
 (:class:`LevelPair`), a pair times ``log x`` (:class:`PairSlope`) and a hinge ``max(0, log x − log b)``
-(:class:`Hinge`: above the break b the power of x changes, a segmented power law). Each knows its name, its values for the
+(:class:`Hinge`: above the break b the power of x changes, a segmented power law), and a cell of levels of three or
+more categorical columns (:class:`LevelCell`, for ridge fits only). Each knows its name, its values for the
 rows of a table, the terms it is made of (:meth:`Term.parents`: a kept product keeps them), its factor in
 the fitted formula, and its saved form, a JSON list ``[kind, *fields]`` (:meth:`Term.to_list`,
 :func:`term_from_list`; the layout of every saved LogLinearModel).
@@ -16,8 +17,8 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-__all__ = ["Term", "Power", "Interaction", "Level", "LevelSlope", "LevelPair", "PairSlope", "Hinge", "TERMS",
-           "term_from_list"]
+__all__ = ["Term", "Power", "Interaction", "Level", "LevelSlope", "LevelPair", "PairSlope", "Hinge", "LevelCell",
+           "TERMS", "term_from_list"]
 
 
 @dataclass(frozen=True)
@@ -263,8 +264,47 @@ class Hinge(Term):
         out[self.column] += b * (logs[self.column] > np.log(self.knot))
 
 
+@dataclass(frozen=True)
+class LevelCell(Term):
+    """[c₁ = ℓ₁]·…·[c_k = ℓ_k], k >= 3: a factor for one cell, a combination of a level of every categorical column.
+
+    Only a ridge fit (``LogLinearModel(select="ridge")``) uses cells: it shrinks each towards the levels and pairs,
+    so a cell may hold a reference level (a least-squares or lasso fit would need reference coding). Saved as
+    ``["level_cell", [columns], [levels]]``.
+    """
+
+    columns: tuple
+    cell: tuple
+    kind: ClassVar[str] = "level_cell"
+    order: ClassVar[int] = 3
+    #: a cell's levels may be the reference level of their column
+    reference_ok: ClassVar[bool] = True
+
+    def __post_init__(self):  # lists from a saved model: tuples, so the term stays hashable
+        object.__setattr__(self, "columns", tuple(self.columns))
+        object.__setattr__(self, "cell", tuple(self.cell))
+
+    def to_list(self) -> list:
+        return [self.kind, list(self.columns), [v.item() if isinstance(v, np.generic) else v for v in self.cell]]
+
+    def name(self) -> str:
+        return "&".join(f"{c}={lv}" for c, lv in zip(self.columns, self.cell))
+
+    def values(self, X, logs):
+        on = np.ones(len(X), dtype=bool)
+        for c, lv in zip(self.columns, self.cell):
+            on &= _is(X, c, lv)
+        return on.astype(float)
+
+    def factor(self, coef):
+        return f"exp({coef}·" + "·".join(f"[{c}={lv}]" for c, lv in zip(self.columns, self.cell)) + ")"
+
+    def levels(self):
+        return tuple(zip(self.columns, self.cell))
+
+
 #: kind → term class (the saved form's first element)
-TERMS = {cls.kind: cls for cls in (Power, Interaction, Level, LevelSlope, LevelPair, PairSlope, Hinge)}
+TERMS = {cls.kind: cls for cls in (Power, Interaction, Level, LevelSlope, LevelPair, PairSlope, Hinge, LevelCell)}
 
 
 def term_from_list(value) -> Term | None:
@@ -273,6 +313,11 @@ def term_from_list(value) -> Term | None:
     if not (isinstance(value, list) and value and isinstance(value[0], str) and value[0] in TERMS):
         return None
     cls = TERMS[value[0]]
+    if cls is LevelCell:
+        ok = (len(value) == 3 and all(isinstance(v, list) for v in value[1:]) and len(value[1]) >= 3
+              and len(value[1]) == len(value[2]) and all(isinstance(c, str) for c in value[1])
+              and len(set(value[1])) == len(value[1]))
+        return LevelCell(value[1], value[2]) if ok else None
     values, names = value[1:], [f.name for f in fields(cls)]
     if len(values) != len(names):
         return None
