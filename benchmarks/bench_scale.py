@@ -175,7 +175,37 @@ def run(frame, proto, extrap_python=EXTRAP_PYTHON, tag="scale"):
         table = pd.concat([table, xtable], ignore_index=True)
     seconds["extrap"] = extrap["seconds"]["wall"] if "seconds" in extrap else None
     return dict(best=best, scores=scores, k_scores=k_scores, table=table, coverage=cover, coverage_inner=cover_inner,
-                formulas=formulas, seconds=seconds, extrap=extrap)
+                formulas=formulas, seconds=seconds, extrap=extrap, preds=preds, selected_name=f"{SELECTED}: {best}")
+
+
+def evidence(preds, selected, extrap_median=None) -> dict:
+    """The selected model's median MAPE over the jobs and its margin over the best baseline (chosen on the point
+    estimates), each with a 95 % percentile interval over B bootstrap resamples of the test rows within each job,
+    every model scored on the same resamples (paired), as Chapter 7's ledger decides ``median_10`` and
+    ``beats_baselines`` (``perfkit.chapters.ch7.claims.grouped_mape``). Extra-P's rows are not resampled: when
+    its median (``extrap_median``) is the best baseline's, it is taken as exact."""
+    from perfkit.chapters.ch7.claims import grouped_mape
+    from perfkit.report.uncertainty import B as RESAMPLES, SEED as BOOT_SEED, Evidence
+
+    names = list(preds)
+    base = preds[names[0]]
+    frame = base[["job", "t_iter"]].copy()
+    for n in names:
+        p = preds[n]
+        if not p.index.equals(base.index):
+            raise ValueError(f"evidence: the test rows of {n!r} differ from those of {names[0]!r}")
+        frame[n] = p["predicted"].to_numpy(dtype=float)
+    m = grouped_mape(frame, "t_iter", names, "job")
+    best = min((n for n in names if n != selected), key=lambda n: m[n][0])
+    est, samples, vs = m[selected][0] - m[best][0], m[selected][1] - m[best][1], best
+    if extrap_median is not None and np.isfinite(extrap_median) and extrap_median < m[best][0]:
+        est, samples, vs = m[selected][0] - extrap_median, m[selected][1] - extrap_median, EXTRAP
+    sel, margin = Evidence.from_samples(*m[selected]), Evidence.from_samples(est, samples)
+    return {"selected_median": {"estimate": sel.estimate, "interval": [sel.lo, sel.hi]},
+            "margin": {"vs": vs, "estimate": margin.estimate, "interval": [margin.lo, margin.hi]},
+            "resamples": RESAMPLES, "seed": BOOT_SEED,
+            "rule": "percentile intervals over bootstrap resamples of the test rows within each job (paired); "
+                    "margin = median MAPE(selected) - the best baseline's (Extra-P's median exact, not resampled)"}
 
 
 def _xy(d):
@@ -343,6 +373,14 @@ def markdown(res, machine, frame, source, proto, name, provenance=None, referenc
         f"Selected (inner splits {inner}, no test row seen): **{res['best']}**.", "",
         "Ranking by median MAPE: " + " < ".join(rank) + ".", "",
     ]
+    if res.get("evidence"):
+        ev = res["evidence"]
+        sm, mg = ev["selected_median"], ev["margin"]
+        lines += [f"With {ev['resamples']} bootstrap resamples of the test rows within each job (paired): the selected "
+                  f"model's median MAPE {sm['estimate']:.2f} % [{sm['interval'][0]:.2f}, {sm['interval'][1]:.2f}]; "
+                  f"its margin over the best baseline ({mg['vs']}) {mg['estimate']:+.2f} points "
+                  f"[{mg['interval'][0]:+.2f}, {mg['interval'][1]:+.2f}]"
+                  + (" (Extra-P's median taken as exact)" if mg["vs"] == EXTRAP else "") + ".", ""]
     if reference is not None:
         lines += [f"Pollux's traces (benchmarks/results/scale.json) rank: {' < '.join(reference['ranking'])}; "
                   f"the selected model is first on both: {reference['same_first']}; Kendall τ between the two "
@@ -421,6 +459,8 @@ def main(argv=None):
     machine = machine_info()
     allf, byf = _pivot(res["table"], proto["jobs"])
     rank = ranking(allf)
+    res["evidence"] = evidence(res["preds"], res["selected_name"],
+                               float(allf.loc[EXTRAP, "median"]) if EXTRAP in allf.index else None)
     reference = None
     ref_path = OUT.with_suffix(".json")
     if args.traces is not None and ref_path.exists():
@@ -435,7 +475,7 @@ def main(argv=None):
         "inner_splits": [[_num(v) for v in s] for s in proto["inner_splits"]], "jobs": proto["jobs"],
         "rule": "perfkit.model.extrapolation.factor_splits on the traces' GPU counts",
         "alpha": ALPHA, "gpu_counts": sorted(frame.n_gpus.unique().tolist()), "seed": SEED},
-        "selected": res["best"], "ranking": rank, "ranking_vs_pollux": reference,
+        "selected": res["best"], "ranking": rank, "ranking_vs_pollux": reference, "evidence": res["evidence"],
         "mape_by_job": allf.to_dict(orient="index"),
         "mape_median_by_factor": {m: {f"{k:.3g}": v for k, v in r.items()} for m, r in byf.to_dict(orient="index").items()},
         "table": res["table"].assign(factor=res["table"].factor.astype(str)).to_dict(orient="records"),

@@ -4,8 +4,9 @@ Run: ``.venv/bin/python benchmarks/bench_scale_clusters.py`` after ``bench_scale
 (``benchmarks/results/scale.json`` for Pollux's traces, ``scale_<cluster>.json`` for each other cluster). This script
 fits nothing: it reads those files and writes ``benchmarks/results/scale_clusters.json`` and ``.md``, one row per
 cluster: the split the factor rule chose, the selected model's median MAPE over the jobs, its place among the
-models, the best baseline, the coverage of its 90 % intervals, and Kendall's τ between the cluster's ranking and
-Pollux's (the acceptance asks for the same ranking on every cluster).
+models, the best baseline, the selected model's margin over it with a 95 % interval (bootstrap resamples of the test
+rows within each job, paired; ``bench_scale.evidence``), the coverage of its 90 % intervals, and Kendall's τ between
+the cluster's ranking and Pollux's (the acceptance asks for the same ranking on every cluster).
 """
 from __future__ import annotations
 
@@ -36,13 +37,29 @@ def cluster_row(name: str, doc: dict) -> dict:
     best = baselines[0]
     proto = doc["protocol"]
     ref = doc.get("ranking_vs_pollux") or {}
+    ev = doc.get("evidence") or {}
+    margin = ev.get("margin") or {}
     return {"cluster": name, "jobs": proto["jobs"], "fit_max": proto["fit_max"], "test_min": proto["test_min"],
             "test_max": proto["test_max"], "inner_splits": len(proto["inner_splits"]),
             "selected": doc["selected"], "selected_mape": _median(doc, SELECTED),
             "place": rank.index(SELECTED) + 1, "models": len(rank),
             "best_baseline": best, "best_baseline_mape": _median(doc, best),
             "coverage": float(doc["coverage"]["all"]), "test_rows": int(doc["coverage"]["n"]),
-            "kendall_tau_vs_pollux": ref.get("kendall_tau"), "first_on_both": ref.get("same_first")}
+            "kendall_tau_vs_pollux": ref.get("kendall_tau"), "first_on_both": ref.get("same_first"),
+            "selected_mape_interval": (ev.get("selected_median") or {}).get("interval"),
+            "margin": margin.get("estimate"), "margin_interval": margin.get("interval"), "margin_vs": margin.get("vs")}
+
+
+def _interval(v, spec, sign="") -> str:
+    return "—" if v is None else f"[{v[0]:{sign}{spec}}, {v[1]:{sign}{spec}}]"
+
+
+def _side(r) -> str:
+    """Where the margin's interval lies: below 0 (the selected model is better), above (worse), or across."""
+    lo, hi = r["margin_interval"] or (None, None)
+    if lo is None:
+        return ""
+    return "better" if hi < 0 else "worse" if lo > 0 else "not distinguishable"
 
 
 def markdown(rows) -> str:
@@ -50,18 +67,28 @@ def markdown(rows) -> str:
              "Read from `benchmarks/results/scale*.json` (written by `bench_scale.py`; each file names its machine, "
              "data and provenance). Fit <= the largest GPU count <= max/4, test from 2× that to the largest; the "
              "model is selected on inner splits of the fit rows only. MAPE: median over the cluster's jobs.", "",
-             "| cluster | jobs | fit → test GPUs | inner splits | selected MAPE % | place | best baseline (MAPE %) | "
-             "90 % coverage | Kendall τ vs Pollux |", "|---|---|---|---|---|---|---|---|---|"]
+             "Margin: the selected model's median MAPE minus the best baseline's, in points, with its 95 % interval "
+             "over 1000 bootstrap resamples of the test rows within each job (every model on the same resamples; "
+             "Extra-P's median, when it is the best baseline, taken as exact).", "",
+             "| cluster | jobs | fit → test GPUs | inner splits | selected MAPE % [95 %] | place | best baseline "
+             "(MAPE %) | margin, points [95 %] | 90 % coverage | Kendall τ vs Pollux |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         tau = "—" if r["kendall_tau_vs_pollux"] is None else f"{r['kendall_tau_vs_pollux']:.2f}"
         lines.append(f"| {r['cluster']} | {len(r['jobs'])} | <= {r['fit_max']} → {r['test_min']}–{r['test_max']} | "
-                     f"{r['inner_splits']} | {r['selected_mape']:.1f} | {r['place']} of {r['models']} | "
-                     f"{r['best_baseline']} ({r['best_baseline_mape']:.1f}) | {100 * r['coverage']:.1f} % of "
-                     f"{r['test_rows']} | {tau} |")
+                     f"{r['inner_splits']} | {r['selected_mape']:.1f} {_interval(r['selected_mape_interval'], '.1f')} | "
+                     f"{r['place']} of {r['models']} | {r['best_baseline']} ({r['best_baseline_mape']:.1f}) | "
+                     + ("—" if r["margin"] is None else
+                        f"{r['margin']:+.1f} {_interval(r['margin_interval'], '.1f', '+')} ({_side(r)})")
+                     + f" | {100 * r['coverage']:.1f} % of {r['test_rows']} | {tau} |")
     first = [r["cluster"] for r in rows if r["place"] == 1]
     not_first = [f"{r['cluster']} ({r['place']} of {r['models']})" for r in rows if r["place"] != 1]
     lines += ["", f"The selected model is first on {len(first)} of {len(rows)} clusters ({', '.join(first) or 'none'})"
               + (f"; not on {', '.join(not_first)}." if not_first else "."), "",
+              "By the margin's 95 % interval: "
+              + "; ".join(f"{side}: {', '.join(r['cluster'] for r in rows if _side(r) == side)}"
+                          for side in ("better", "not distinguishable", "worse")
+                          if any(_side(r) == side for r in rows)) + ".", "",
               "Selected per cluster: " + "; ".join(f"{r['cluster']}: {r['selected']}" for r in rows) + "."]
     return "\n".join(lines)
 

@@ -1,5 +1,7 @@
 """Chapter 7 (measure small, predict large): the protocol keeps the scored rows out of every choice, the chapter
 presents what it computed, and its parameters are checked before anything runs."""
+import re
+
 import numpy as np
 import pytest
 
@@ -126,11 +128,18 @@ def test_other_clusters_are_read_from_their_benchmark_and_a_bad_file_is_one_erro
     assert list(t["cluster"]) == [r["cluster"] for r in doc["clusters"]] and t["cluster"].iloc[0] == "Pollux"
     assert list(t["selected MAPE %"]) == [r["selected_mape"] for r in doc["clusters"]]
     assert t["place"].str.fullmatch(r"\d+ of \d+").all() and t["coverage %"].between(0, 100).all()
+    # the margin over the best baseline, with its interval, as bench_scale.py's bootstrap gave it
+    assert list(t["margin, points"]) == [r["margin"] for r in doc["clusters"]]
+    assert (t["margin lower"] <= t["margin, points"]).all() and (t["margin, points"] <= t["margin upper"]).all()
+    first = t["place"].str.startswith("1 of")
+    assert (t.loc[first, "margin, points"] <= 0).all() and (t.loc[~first, "margin, points"] > 0).all()
     assert read_clusters(ch7.check_params(clusters_results="")) is None
     assert read_clusters(ch7.check_params(clusters_results=str(tmp_path / "none.json"))) is None
     bad = tmp_path / "bad.json"
     for text, words in (("{not json", "bad.json is not a bench_scale_clusters.py result"),
-                        (json.dumps({"clusters": [{"cluster": "x"}]}), "no key 'jobs'")):
+                        (json.dumps({"clusters": [{"cluster": "x"}]}), "no key 'jobs'"),
+                        (json.dumps({"clusters": [{**doc["clusters"][0], "margin_interval": "wide"}]}),
+                         "cluster 'Pollux': margin_interval 'wide' is not")):
         bad.write_text(text)
         with pytest.raises(ParameterError, match=words):
             ch7.compute(ch7.check_params(quick=True, progress=False, clusters_results=str(bad)))
@@ -141,4 +150,7 @@ def test_the_summary_says_how_the_other_clusters_rank(result):
     others = c[c["cluster"] != "Pollux"]
     n_first = int(others["place"].str.startswith("1 of").sum())
     assert f"first on {n_first} of them" in result.readings["clusters"]
+    for r in others[~others["place"].str.startswith("1 of")].itertuples():  # each miss with its margin's interval
+        assert re.search(rf"{re.escape(r.cluster)}: \+[\d.]+ points behind .*?\[[-+][\d.]+, [-+][\d.]+\], "
+                         r"(worse|not distinguishable)", result.readings["clusters"])
     assert result.readings["clusters"] in result.readings["summary"]

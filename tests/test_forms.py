@@ -160,8 +160,8 @@ def test_bad_input(synthetic):
         m.predict(X.iloc[:3].assign(act="gelu"))
     with pytest.raises(ValueError, match=r"extrinsic column 'gpus' not found"):
         m.predict(X.drop(columns="gpus"))
-    with pytest.raises(ValueError, match=r"^select: expected one of \('lasso', 'none'\), got 'ridge'"):
-        LogLinearModel(**ROLES, select="ridge").fit(X, y)
+    with pytest.raises(ValueError, match=r"^select: expected one of \('lasso', 'none', 'ridge'\), got 'elastic'"):
+        LogLinearModel(**ROLES, select="elastic").fit(X, y)
     with pytest.raises(ValueError, match="^interactions: expected True or False"):
         LogLinearModel(**ROLES, interactions="yes").fit(X, y)
     with pytest.raises(ValueError, match="^random_state: expected an integer >= 0"):
@@ -488,3 +488,22 @@ def test_ridge_with_fewer_than_three_categorical_columns_has_no_cells():
     m = LogLinearModel(categorical=["act", "site"], extrinsic=["gpus", "batch"], category_pairs=True, cells=True,
                        select="ridge").fit(X, y)
     assert not any(t.kind == "level_cell" for t in m.term_specs_)
+
+
+def test_a_lasso_coefficient_that_is_zero_to_the_solvers_precision_drops_its_term(monkeypatch):
+    """Coordinate descent leaves a numerically zero coefficient at 0 or at ~1e-11 depending on the BLAS kernels'
+    rounding: at most 1e-8 times the largest counts as 0, so the kept terms do not depend on the kernels."""
+    import sklearn.linear_model
+
+    class Stub:
+        def __init__(self, **kw):
+            pass
+
+        def fit(self, X, z):
+            self.coef_, self.alpha_ = np.array([0.5, -2.4e-11, 0.0, 1.7e-4, -3e-9]), 0.01
+            return self
+
+    monkeypatch.setattr(sklearn.linear_model, "LassoCV", Stub)
+    rng = np.random.default_rng(0)
+    keep, alpha = LogLinearModel()._lasso(rng.normal(size=(20, 5)), rng.normal(size=20))
+    assert keep.tolist() == [True, False, False, True, False] and alpha == 0.01

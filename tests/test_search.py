@@ -330,3 +330,22 @@ def test_hybrid_says_which_rows_its_rates_cover_and_the_search_scores_only_rows_
     assert np.isfinite(t["cv_mape"]).all()
     iv_ok = s.model_.predictable(X)
     assert iv_ok.dtype == bool and len(iv_ok) == len(X)
+
+
+def test_the_ridge_candidate_comes_with_two_or_more_categorical_columns(lenet, tmp_path):
+    """The log-linear family's last candidate: every term, combinations of levels shrunk by ridge (cells with three
+    or more categorical columns), counted by its effective parameters; a conformal model of it saves and loads."""
+    words = [c.terms for c in form_candidates("loglinear", **LENET)]
+    assert words[-1].endswith("+ pair slopes + cells, ridge") and sum("ridge" in w for w in words) == 1
+    two = dict(LENET, categorical=["padding", "activation"])
+    assert form_candidates("loglinear", **two)[-1].terms.endswith("+ pair slopes, ridge")
+    assert not any("ridge" in c.terms for c in form_candidates("loglinear", **ROLES))  # one categorical column
+    X, y = lenet
+    est = form_candidates("loglinear", **LENET)[-1].estimator
+    m = ConformalRegressor(est, n_splits=3).fit(X, y)
+    fitted = m.estimator_
+    assert fitted.select == "ridge" and any(t.kind == "level_cell" for t in fitted.term_specs_)
+    assert fitted.n_parameters_ < len(fitted.term_specs_) + 1  # shrunk: fewer effective parameters than terms
+    m.save(tmp_path / "ridge.json")
+    back = load_model(tmp_path / "ridge.json")
+    assert back.predict_interval(X, 0.8).equals(m.predict_interval(X, 0.8))

@@ -65,6 +65,8 @@ RIDGE_PENALTY = (0.01, 0.5, 0.5)
 #: ``select="ridge"``: the penalty of every other term (powers, levels, products, level slopes, hinges): nearly none
 _RIDGE_MAIN = 1e-5
 _RIDGE_TIER = {"level_pair": 0, "pair_slope": 1, "level_cell": 2}
+#: a lasso coefficient at most this times the largest one (on standardised terms) counts as 0: the term is dropped
+_LASSO_ZERO = 1e-8
 _FITTED_KEYS = ("numeric", "categorical", "extrinsic", "categories", "log_columns", "constant_columns", "terms",
                 "coef", "intercept", "alpha", "n_candidates", "residual_std", "smearing", "fit_time", "leverage")
 #: values of x a pair of levels needs on its rows in fit for a slope term of its own (``pair_slopes``)
@@ -132,7 +134,8 @@ class LogLinearModel(PerformanceForm):
     select : {"lasso", "none", "ridge"}, default "lasso"
         ``"lasso"``: keep the terms that :class:`~sklearn.linear_model.LassoCV`
         (standardised terms, ``KFold(5, shuffle=True, random_state)``) gives a
-        non-zero coefficient, closed under hierarchy, then refit them by
+        non-zero coefficient (above 1e-8 times the largest: smaller ones are 0 to the solver's precision, and
+        keeping them would depend on the BLAS kernels), closed under hierarchy, then refit them by
         ordinary least squares. ``"none"``: least squares on every candidate
         term (with a tiny ridge, 1e-8 relative, when the terms are linearly
         dependent). ``"ridge"``: keep every candidate term and shrink the level pairs, the pair slopes and the
@@ -407,7 +410,10 @@ class LogLinearModel(PerformanceForm):
             # the smallest alphas of the path may stop short of the tolerance; the chosen alpha is refitted
             warnings.simplefilter("ignore", ConvergenceWarning)
             lasso.fit((F - mean) / scale, z)
-        return lasso.coef_ != 0, float(lasso.alpha_)
+        coef = np.abs(lasso.coef_)
+        # a coefficient within 1e-8 of the largest is zero to the solver's precision: whether coordinate descent
+        # leaves it at exactly 0 or at 1e-11 depends on the BLAS kernels' rounding, and so would the kept terms
+        return coef > _LASSO_ZERO * max(float(coef.max(initial=0.0)), np.finfo(float).tiny), float(lasso.alpha_)
 
     # ---------------------------------------------------------------- predict
     def _validated(self, X):

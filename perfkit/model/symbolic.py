@@ -194,20 +194,26 @@ def _fold(tree):
     return {"op": tree["op"], "args": args}
 
 
+def _wsum(w, x) -> float:
+    """Σ wᵢxᵢ by numpy's pairwise summation, not a BLAS dot product: its rounding does not depend on the BLAS
+    kernels, so neither do the fitnesses the evolution compares (nor, through them, the formula it finds)."""
+    return float(np.sum(w * x))
+
+
 def _scaling(y, p, w):
     """(a, b, RMSE) of the weighted least-squares line y ≈ a + b·p; b = 0 for a constant or non-finite p."""
-    w = w / w.sum()
-    ym = float(w @ y)
+    w = w / np.sum(w)
+    ym = _wsum(w, y)
     yc = y - ym
     with np.errstate(all="ignore"):
-        pm = float(w @ p)
+        pm = _wsum(w, p)
         pc = p - pm
-        vp = float(w @ (pc * pc))
-        if not (np.all(np.isfinite(p)) and np.isfinite(vp)) or vp <= 1e-12 * (1.0 + float(w @ (yc * yc))):
-            return ym, 0.0, float(np.sqrt(w @ (yc * yc)))
-        b = float(w @ (pc * yc)) / vp
+        vp = _wsum(w, pc * pc)
+        if not (np.all(np.isfinite(p)) and np.isfinite(vp)) or vp <= 1e-12 * (1.0 + _wsum(w, yc * yc)):
+            return ym, 0.0, float(np.sqrt(_wsum(w, yc * yc)))
+        b = _wsum(w, pc * yc) / vp
         r = yc - b * pc
-    return ym - b * pm, b, float(np.sqrt(w @ (r * r)))
+    return ym - b * pm, b, float(np.sqrt(_wsum(w, r * r)))
 
 
 def scaled_rmse(y, y_pred, w) -> float:

@@ -175,6 +175,9 @@ def inputs(p: Params) -> list[Path]:
 #: the columns of a cluster's row in ``clusters_results`` (``benchmarks/bench_scale_clusters.py``)
 CLUSTER_KEYS = ("cluster", "jobs", "fit_max", "test_min", "test_max", "inner_splits", "selected_mape", "place",
                 "models", "best_baseline", "best_baseline_mape", "coverage", "test_rows", "kendall_tau_vs_pollux")
+#: columns a row may lack (results written before them): the selected model's margin over the best baseline, points,
+#: and its 95 % interval ``[lo, hi]``
+OPTIONAL_CLUSTER_KEYS = ("margin", "margin_interval")
 
 
 def read_clusters(p: Params) -> list | None:
@@ -189,7 +192,13 @@ def read_clusters(p: Params) -> list | None:
         return None
     try:
         rows = json.loads(resolve(p.clusters_results).read_text())["clusters"]
-        return [{k: r[k] for k in CLUSTER_KEYS} for r in rows]
+        out = [{**{k: r[k] for k in CLUSTER_KEYS}, **{k: r.get(k) for k in OPTIONAL_CLUSTER_KEYS}} for r in rows]
+        for r in out:
+            iv = r["margin_interval"]
+            if iv is not None and not (isinstance(iv, list) and len(iv) == 2 and all(
+                    isinstance(v, (int, float)) and not isinstance(v, bool) for v in iv)):
+                raise ValueError(f"cluster {r['cluster']!r}: margin_interval {iv!r} is not [lo, hi]")
+        return out
     except (ValueError, KeyError, TypeError) as exc:
         missing = f"no key {exc}" if isinstance(exc, KeyError) else str(exc).splitlines()[0]
         raise ParameterError(f"clusters_results: {p.clusters_results} is not a bench_scale_clusters.py result "

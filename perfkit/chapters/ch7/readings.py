@@ -1,6 +1,8 @@
 """What each section of Chapter 7 says, written from the numbers the chapter computed (data-dependent text only)."""
 from __future__ import annotations
 
+import numpy as np
+
 from ...report.claims import fmt
 from ..common import verdict_counts, verdict_text
 
@@ -51,9 +53,24 @@ def ch7_readings(res) -> dict:
         first = others["place"].str.startswith("1 of")
         out["clusters"] = (f"The same code on {len(others)} other clusters' traces (bench_scale_clusters.py): the "
                            f"selected form is first on {int(first.sum())} of them"
-                           + (f" (not on {', '.join(others.loc[~first, 'cluster'])})" if (~first).any() else "")
+                           + (f" (not on {', '.join(_not_first(others[~first]))})" if (~first).any() else "")
                            + f"; its intervals cover {others['coverage %'].min():.0f}–"
                              f"{others['coverage %'].max():.0f} % there.")
     out["claims"] = f"In the claims ledger {verdict_counts(T['claims_ch7'])}."
     out["summary"] = " ".join(out[k] for k in ("pollux", "intervals", "clusters", "own", "claims") if out[k])
+    return out
+
+
+def _not_first(rows) -> list[str]:
+    """Each cluster where the selected form is not first, with its margin over the best baseline and that margin's
+    95 % interval where the results hold it (worse: the interval lies above 0; not distinguishable: it holds 0)."""
+    out = []
+    for _, m in rows.iterrows():
+        margin = m.get("margin, points", np.nan)
+        if not np.isfinite(margin):
+            out.append(str(m["cluster"]))
+            continue
+        side = "worse" if m["margin lower"] > 0 else "not distinguishable" if m["margin upper"] >= 0 else "better"
+        out.append(f"{m['cluster']}: {margin:+.1f} points behind {m['best baseline']} [{m['margin lower']:+.1f}, "
+                   f"{m['margin upper']:+.1f}], {side}")
     return out

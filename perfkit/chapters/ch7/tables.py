@@ -69,13 +69,18 @@ def with_extrap(table, extrap: dict | None, kind: str):
 
 def clusters_table(rows) -> pd.DataFrame:
     """One row per cluster (:func:`~.compute.read_clusters`): the split, the selected model's median MAPE and place,
-    the best baseline, the coverage of the 90 % intervals and Kendall's τ against Pollux's ranking."""
+    the best baseline, the selected model's margin over it (points, with its 95 % interval; NaN in results written
+    before the margin), the coverage of the 90 % intervals and Kendall's τ against Pollux's ranking."""
     return pd.DataFrame([{
         "cluster": r["cluster"], "jobs": len(r["jobs"]),
         "fit → test GPUs": f"<= {r['fit_max']:g} → {r['test_min']:g}–{r['test_max']:g}",
         "inner splits": r["inner_splits"], "selected MAPE %": r["selected_mape"],
         "place": f"{r['place']} of {r['models']}", "best baseline": r["best_baseline"],
-        "best baseline MAPE %": r["best_baseline_mape"], "coverage %": 100 * r["coverage"],
+        "best baseline MAPE %": r["best_baseline_mape"],
+        "margin, points": np.nan if r.get("margin") is None else r["margin"],
+        "margin lower": np.nan if r.get("margin_interval") is None else r["margin_interval"][0],
+        "margin upper": np.nan if r.get("margin_interval") is None else r["margin_interval"][1],
+        "coverage %": 100 * r["coverage"],
         "test rows": r["test_rows"],
         "Kendall τ vs Pollux": np.nan if r["kendall_tau_vs_pollux"] is None else r["kendall_tau_vs_pollux"]}
         for r in rows])
