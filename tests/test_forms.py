@@ -8,6 +8,7 @@ import pandas as pd
 import pytest
 
 from perfkit.model.forms import LogLinearModel
+from perfkit.model.logfit import lasso_mask
 from perfkit.model.intervals import ConformalRegressor, ExtrapolationWarning, coverage_of
 
 CH4 = "data/measured/pytorch-cpu/ch4_lenet5.csv"
@@ -444,6 +445,9 @@ def test_ridge_json_round_trip_and_checks(tmp_path):
     X, y, _ = _cells()
     m = LogLinearModel(**CELL_ROLES, category_pairs=True, pair_slopes=True, cells=True, select="ridge",
                        penalty=[0.02, 0.4, 0.3]).fit(X, y)
+    as_array = LogLinearModel(**CELL_ROLES, category_pairs=True, pair_slopes=True, cells=True, select="ridge",
+                              penalty=np.array([0.02, 0.4, 0.3])).fit(X, y)
+    assert np.array_equal(as_array.coef_, m.coef_)
     path = tmp_path / "ridge.json"
     m.save(path)
     back = LogLinearModel.load(path)
@@ -473,6 +477,7 @@ def test_ridge_json_round_trip_and_checks(tmp_path):
     (dict(select="ridge", penalty=(0.1, -1, 0.1)), "penalty: expected three finite numbers >= 0"),
     (dict(select="ridge", penalty=(0.1, float("nan"), 0.1)), "penalty: expected three finite numbers >= 0"),
     (dict(select="ridge", penalty="big"), "penalty: expected three finite numbers >= 0"),
+    (dict(select="ridge", penalty=np.ones((3, 1))), "penalty: expected three finite numbers >= 0"),
     (dict(penalty=(0.1, 0.1, 0.1)), "penalty: only select='ridge' uses it"),
     (dict(select="elastic"), "select: expected one of"),
     (dict(select="ridge", cells="yes"), "cells: expected True or False"),
@@ -505,5 +510,5 @@ def test_a_lasso_coefficient_that_is_zero_to_the_solvers_precision_drops_its_ter
 
     monkeypatch.setattr(sklearn.linear_model, "LassoCV", Stub)
     rng = np.random.default_rng(0)
-    keep, alpha = LogLinearModel()._lasso(rng.normal(size=(20, 5)), rng.normal(size=20))
+    keep, alpha = lasso_mask(rng.normal(size=(20, 5)), rng.normal(size=20))
     assert keep.tolist() == [True, False, False, True, False] and alpha == 0.01

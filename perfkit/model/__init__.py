@@ -12,7 +12,8 @@
 - :mod:`.validation`: the input checks every model runs;
 - :mod:`.base`: the interface every model form implements (:class:`~.base.PerformanceForm`: ``formula``,
   ``summary``, ``n_parameters_``, ``to_doc``/``from_doc``, optional ``leverage``/``predictable``), with
-  :mod:`.roles` (column roles, constant columns) and :mod:`.terms` (the log-linear form's terms);
+  :mod:`.roles` (column roles, constant columns), :mod:`.terms` (the log-linear form's terms) and :mod:`.logfit`
+  (its solvers: lasso, least squares, ridge);
 - the engines' parts: :mod:`.problem` (the cost and its linear solve), :mod:`.search_cost` (the compiled
   search cost), :mod:`.newton` (the bounded Newton refinement), :mod:`.screening`, :mod:`.hops`,
   :mod:`.canonical`; :mod:`.fitcache`: the disk cache of fits.

@@ -34,13 +34,14 @@ from __future__ import annotations
 
 import itertools
 import time
-import warnings
 
 import numpy as np
 
 from .._checks import check_int
 from .base import PerformanceForm
 from .leverage import leverage_basis, leverage_of
+from .logfit import CV_FOLDS, RIDGE_PENALTY, hierarchy_closure, lasso_mask, least_squares, ridge, ridge_penalties, \
+    times_from_log
 from .persist import is_finite, jsonable
 from .roles import constant_columns, levels_seen, record_roles, role_lists, warn_constant_columns
 from .terms import TERMS, Hinge, Interaction, Level, LevelCell, LevelPair, LevelSlope, PairSlope, Power, term_from_list
@@ -57,16 +58,6 @@ SELECT = ("lasso", "none", "ridge")
 #: kinds of term (:data:`perfkit.model.terms.TERMS`): log x (its coefficient is a power), log x·log z, a category
 #: level, a level times log x, a pair of levels, a pair of levels times log x
 TERM_KINDS = tuple(TERMS)
-_CV_FOLDS = 5
-_RIDGE = 1e-8  # relative ridge of a rank-deficient least-squares fit (on standardised terms)
-#: ``select="ridge"``: the default penalties of the level pairs, the pair slopes and the cells, relative to the number
-#: of rows, on standardised terms (chosen by 5-fold CV on the fit rows of Lambda's screened benchmarks: docs/forms.md)
-RIDGE_PENALTY = (0.01, 0.5, 0.5)
-#: ``select="ridge"``: the penalty of every other term (powers, levels, products, level slopes, hinges): nearly none
-_RIDGE_MAIN = 1e-5
-_RIDGE_TIER = {"level_pair": 0, "pair_slope": 1, "level_cell": 2}
-#: a lasso coefficient at most this times the largest one (on standardised terms) counts as 0: the term is dropped
-_LASSO_ZERO = 1e-8
 _FITTED_KEYS = ("numeric", "categorical", "extrinsic", "categories", "log_columns", "constant_columns", "terms",
                 "coef", "intercept", "alpha", "n_candidates", "residual_std", "smearing", "fit_time", "leverage")
 #: values of x a pair of levels needs on its rows in fit for a slope term of its own (``pair_slopes``)
@@ -264,7 +255,7 @@ class LogLinearModel(PerformanceForm):
                              "can tell apart from the levels' own terms)")
         if self.penalty is not None:
             pen = self.penalty
-            ok = (isinstance(pen, (list, tuple)) and len(pen) == 3
+            ok = (isinstance(pen, (list, tuple, np.ndarray)) and np.ndim(pen) == 1 and len(pen) == 3
                   and all(isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, bool)
                           and np.isfinite(v) and v >= 0 for v in pen))
             if not ok:
@@ -341,7 +332,7 @@ class LogLinearModel(PerformanceForm):
         from threadpoolctl import threadpool_limits
 
         num, cat, ext = self._settings()
-        min_rows = _CV_FOLDS if self.select == "lasso" else 2  # noqa: PLR2004
+        min_rows = CV_FOLDS if self.select == "lasso" else 2  # noqa: PLR2004
         validate_frame(X, num, cat, ext)
         if len(X) < min_rows:
             raise ValueError(f"X: {len(X)} rows are fewer than the {min_rows} that select={self.select!r} needs")
@@ -361,15 +352,15 @@ class LogLinearModel(PerformanceForm):
         with threadpool_limits(1):
             self.effective_df_ = None
             if self.select == "lasso" and candidates:
-                keep, self.alpha_ = self._lasso(F, z)
-                keep = _hierarchy(candidates, keep)
+                keep, self.alpha_ = lasso_mask(F, z, self.random_state)
+                keep = hierarchy_closure(candidates, keep)
             else:
                 keep, self.alpha_ = np.ones(len(candidates), dtype=bool), None
             if self.select == "ridge":
-                pen = _ridge_penalties(candidates, RIDGE_PENALTY if self.penalty is None else self.penalty)
-                intercept, coef, self.effective_df_ = _ridge(F, z, pen)
+                pen = ridge_penalties(candidates, RIDGE_PENALTY if self.penalty is None else self.penalty)
+                intercept, coef, self.effective_df_ = ridge(F, z, pen)
             else:
-                intercept, coef = _least_squares(F[:, keep], z)
+                intercept, coef = least_squares(F[:, keep], z)
         self.term_specs_ = [s for s, k in zip(candidates, keep) if k]
         self.terms_ = [t.name() for t in self.term_specs_]
         self.coef_ = coef
@@ -393,27 +384,6 @@ class LogLinearModel(PerformanceForm):
         resid = z - (self.intercept_ + F @ self.coef_)
         self.residual_std_ = float(np.std(resid))
         self.smearing_ = float(np.mean(np.exp(resid)))
-
-    def _lasso(self, F, z):
-        """Boolean mask of the terms LassoCV keeps, and its alpha (coordinate descent on the Gram matrix of the
-        standardised terms: the same path as on the terms themselves, several times faster)."""
-        from sklearn.exceptions import ConvergenceWarning
-        from sklearn.linear_model import LassoCV
-        from sklearn.model_selection import KFold
-
-        mean, scale = F.mean(axis=0), F.std(axis=0)
-        scale[scale == 0] = 1.0
-        cv = KFold(_CV_FOLDS, shuffle=True, random_state=int(self.random_state))
-        lasso = LassoCV(cv=cv, max_iter=20000, tol=1e-6, selection="cyclic", random_state=int(self.random_state),
-                        precompute=True)
-        with warnings.catch_warnings():
-            # the smallest alphas of the path may stop short of the tolerance; the chosen alpha is refitted
-            warnings.simplefilter("ignore", ConvergenceWarning)
-            lasso.fit((F - mean) / scale, z)
-        coef = np.abs(lasso.coef_)
-        # a coefficient within 1e-8 of the largest is zero to the solver's precision: whether coordinate descent
-        # leaves it at exactly 0 or at 1e-11 depends on the BLAS kernels' rounding, and so would the kept terms
-        return coef > _LASSO_ZERO * max(float(coef.max(initial=0.0)), np.finfo(float).tiny), float(lasso.alpha_)
 
     # ---------------------------------------------------------------- predict
     def _validated(self, X):
@@ -510,7 +480,7 @@ class LogLinearModel(PerformanceForm):
         import pandas as pd
 
         self._check_fitted()
-        sel = (f"LassoCV ({_CV_FOLDS}-fold, alpha {self.alpha_:.3g} on standardised terms), then least squares"
+        sel = (f"LassoCV ({CV_FOLDS}-fold, alpha {self.alpha_:.3g} on standardised terms), then least squares"
                if self.alpha_ is not None else "none (least squares on every candidate)")
         if getattr(self, "effective_df_", None) is not None:
             pen = RIDGE_PENALTY if self.penalty is None else tuple(self.penalty)
@@ -616,76 +586,3 @@ def _terms_from_doc(reader, categories, log_columns) -> list:
             raise reader.fail(f"fitted.terms[{i}]: {reader.short(t)} is not a term of known columns and levels")
         specs.append(term)
     return specs
-
-
-def _hierarchy(specs, keep):
-    """Close a selection under hierarchy: a kept product term keeps the terms it is made of."""
-    keep = np.array(keep, dtype=bool)
-    index = {s: i for i, s in enumerate(specs)}
-    for i in reversed(range(len(specs))):  # a term's parents come before it: the last closes first
-        if keep[i]:
-            for p in specs[i].parents():
-                keep[index[p]] = True
-    return keep
-
-
-def _least_squares(F, z):
-    """Intercept and coefficients of z ~ 1 + F by least squares on centred, scaled columns.
-
-    When the columns are linearly dependent (rank below their number) a ridge of
-    1e-8 times the number of rows (on the standardised columns, whose squared norm
-    is the number of rows) picks one solution.
-    """
-    n, p = F.shape
-    if p == 0:
-        return float(np.mean(z)), np.zeros(0)
-    mean, scale = F.mean(axis=0), F.std(axis=0)
-    scale[scale == 0] = 1.0
-    Z = (F - mean) / scale
-    zc = z - z.mean()
-    beta, _, rank, _ = np.linalg.lstsq(Z, zc, rcond=None)
-    if rank < p:
-        beta = np.linalg.solve(Z.T @ Z + _RIDGE * n * np.eye(p), Z.T @ zc)
-    coef = beta / scale
-    return float(z.mean() - mean @ coef), coef
-
-
-def _ridge_penalties(specs, penalty) -> np.ndarray:
-    """Per term, its ridge penalty: ``penalty[tier]`` for the level pairs (0), pair slopes (1) and cells (2), a
-    negligible one for every other term."""
-    return np.array([float(penalty[_RIDGE_TIER[t.kind]]) if t.kind in _RIDGE_TIER else _RIDGE_MAIN for t in specs])
-
-
-def _ridge(F, z, penalties):
-    """Intercept, coefficients and effective degrees of freedom of z ~ 1 + F by ridge regression on centred, scaled
-    columns with penalty ``penalties · n`` per column: β = A⁻¹Zᵀ(z − z̄), A = ZᵀZ + diag(penalties·n) (a Cholesky
-    solve: A is positive definite for penalties > 0). The effective degrees of freedom are trace(A⁻¹ZᵀZ), the
-    trace of the hat matrix (the intercept not counted)."""
-    from scipy.linalg import cho_factor, cho_solve
-
-    n, p = F.shape
-    if p == 0:
-        return float(np.mean(z)), np.zeros(0), 0.0
-    mean, scale = F.mean(axis=0), F.std(axis=0)
-    scale[scale == 0] = 1.0
-    Z = (F - mean) / scale
-    G = Z.T @ Z
-    factor = cho_factor(G + np.diag(np.asarray(penalties, dtype=float) * n))
-    beta = cho_solve(factor, Z.T @ (z - z.mean()))
-    df = float(np.trace(cho_solve(factor, G)))
-    coef = beta / scale
-    return float(z.mean() - mean @ coef), coef, df
-
-
-def times_from_log(eta, X) -> np.ndarray:
-    """exp(``eta``), the times of a form fitted in log space; a row whose time is not finite (its log overflows)
-    is one ``ValueError`` naming the row of ``X``."""
-    eta = np.asarray(eta, dtype=float)
-    with np.errstate(all="ignore"):
-        pred = np.exp(eta)
-    bad = ~np.isfinite(pred)
-    if bad.any():
-        pos = int(np.flatnonzero(bad)[0])
-        raise ValueError(f"X: the prediction for row {jsonable(X.index[pos])!r} is not finite (log t = "
-                         f"{eta[pos]:g}): its column values are far outside the fitted range")
-    return pred

@@ -46,7 +46,7 @@ from ..measure.spaces import DATASET_SHAPES
 from .base import PerformanceForm
 from .costs import CONFIG_KEYS, NETWORKS, add_costs
 from .hybrid import check_fixed
-from .forms import times_from_log
+from .logfit import times_from_log
 from .persist import is_finite, jsonable
 from .ranges import check_saved_ranges, column_ranges
 from .roles import constant_columns, levels_seen, record_roles, role_lists, warn_constant_columns
