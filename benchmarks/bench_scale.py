@@ -175,7 +175,7 @@ def run(frame, proto, extrap_python=EXTRAP_PYTHON, tag="scale"):
         table = pd.concat([table, xtable], ignore_index=True)
     seconds["extrap"] = extrap["seconds"]["wall"] if "seconds" in extrap else None
     return dict(best=best, scores=scores, k_scores=k_scores, table=table, coverage=cover, coverage_inner=cover_inner,
-                formulas=formulas, seconds=seconds, extrap=extrap, preds=preds, selected_name=f"{SELECTED}: {best}")
+                formulas=formulas, seconds=seconds, extrap=extrap, preds=preds)
 
 
 def evidence(preds, selected, extrap_median=None) -> dict:
@@ -459,7 +459,7 @@ def main(argv=None):
     machine = machine_info()
     allf, byf = _pivot(res["table"], proto["jobs"])
     rank = ranking(allf)
-    res["evidence"] = evidence(res["preds"], res["selected_name"],
+    res["evidence"] = evidence(res["preds"], f"{SELECTED}: {res['best']}",
                                float(allf.loc[EXTRAP, "median"]) if EXTRAP in allf.index else None)
     reference = None
     ref_path = OUT.with_suffix(".json")

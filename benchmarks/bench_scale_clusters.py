@@ -17,6 +17,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _machine import write_results  # noqa: E402
 
+from perfkit.chapters.ch7.readings import margin_side  # noqa: E402
+
 RESULTS = Path(__file__).resolve().parent / "results"
 OUT = RESULTS / "scale_clusters"
 SELECTED = "selected"
@@ -55,11 +57,8 @@ def _interval(v, spec, sign="") -> str:
 
 
 def _side(r) -> str:
-    """Where the margin's interval lies: below 0 (the selected model is better), above (worse), or across."""
-    lo, hi = r["margin_interval"] or (None, None)
-    if lo is None:
-        return ""
-    return "better" if hi < 0 else "worse" if lo > 0 else "not distinguishable"
+    """Where the margin's interval lies (:func:`perfkit.chapters.ch7.readings.margin_side`); "" without one."""
+    return "" if r["margin_interval"] is None else margin_side(*r["margin_interval"])
 
 
 def markdown(rows) -> str:
@@ -94,15 +93,13 @@ def markdown(rows) -> str:
 
 
 def main() -> None:
-    files = sorted(RESULTS.glob("scale_*.json"))
+    files = [f for f in sorted(RESULTS.glob("scale_*.json")) if f.stem != OUT.name]
     docs = [("Pollux", json.loads((RESULTS / "scale.json").read_text()))]
-    docs += [(f.stem.removeprefix("scale_"), json.loads(f.read_text())) for f in files
-             if f.stem != "scale_clusters"]
+    docs += [(f.stem.removeprefix("scale_"), json.loads(f.read_text())) for f in files]
     rows = [cluster_row(name, doc) for name, doc in docs]
     md = markdown(rows)
     print(md)
-    write_results(OUT, {"clusters": rows, "sources": ["scale.json"] + [f.name for f in files
-                                                                       if f.stem != "scale_clusters"]}, md)
+    write_results(OUT, {"clusters": rows, "sources": ["scale.json"] + [f.name for f in files]}, md)
 
 
 if __name__ == "__main__":

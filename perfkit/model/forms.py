@@ -239,6 +239,10 @@ class LogLinearModel(PerformanceForm):
         return self.select != "ridge"
 
     # ------------------------------------------------------------------ setup
+    def _penalty(self) -> tuple:
+        """The ridge penalties in use: ``penalty``, or :data:`RIDGE_PENALTY` when it is None."""
+        return RIDGE_PENALTY if self.penalty is None else tuple(self.penalty)
+
     def _settings(self):
         num, cat, ext = role_lists(self.numeric, self.categorical, self.extrinsic)
         for name in ("interactions", "category_terms", "category_pairs", "pair_slopes", "segments", "cells"):
@@ -332,7 +336,7 @@ class LogLinearModel(PerformanceForm):
         from threadpoolctl import threadpool_limits
 
         num, cat, ext = self._settings()
-        min_rows = CV_FOLDS if self.select == "lasso" else 2  # noqa: PLR2004
+        min_rows = CV_FOLDS if self.select == "lasso" else 2
         validate_frame(X, num, cat, ext)
         if len(X) < min_rows:
             raise ValueError(f"X: {len(X)} rows are fewer than the {min_rows} that select={self.select!r} needs")
@@ -357,7 +361,7 @@ class LogLinearModel(PerformanceForm):
             else:
                 keep, self.alpha_ = np.ones(len(candidates), dtype=bool), None
             if self.select == "ridge":
-                pen = ridge_penalties(candidates, RIDGE_PENALTY if self.penalty is None else self.penalty)
+                pen = ridge_penalties(candidates, self._penalty())
                 intercept, coef, self.effective_df_ = ridge(F, z, pen)
             else:
                 intercept, coef = least_squares(F[:, keep], z)
@@ -367,11 +371,11 @@ class LogLinearModel(PerformanceForm):
         self.intercept_ = float(intercept)
         self.n_terms_ = len(self.terms_)
         self.n_candidates_ = len(candidates)
-        self._record_fit(F[:, keep], z, ridge=self.select == "ridge")
+        self._record_fit(F[:, keep], z)
         self.fit_time_ = time.perf_counter() - start
         return self
 
-    def _record_fit(self, F, z, ridge=False) -> None:
+    def _record_fit(self, F, z) -> None:
         """The leverage arrays and the residual statistics of the kept terms ``F`` on the rows of fit (a ridge fit
         keeps an empty leverage basis: see :attr:`has_leverage`)."""
         from threadpoolctl import threadpool_limits
@@ -379,7 +383,8 @@ class LogLinearModel(PerformanceForm):
         mean, scale = F.mean(axis=0), F.std(axis=0)
         scale[scale == 0] = 1.0
         with threadpool_limits(1):
-            self.leverage_basis_ = np.zeros((F.shape[1], 0)) if ridge else leverage_basis((F - mean) / scale)
+            self.leverage_basis_ = (leverage_basis((F - mean) / scale) if self.has_leverage
+                                    else np.zeros((F.shape[1], 0)))
         self.leverage_center_, self.leverage_scale_, self.n_fit_ = mean, scale, len(z)
         resid = z - (self.intercept_ + F @ self.coef_)
         self.residual_std_ = float(np.std(resid))
@@ -439,7 +444,7 @@ class LogLinearModel(PerformanceForm):
         """Fitted parameters: the kept terms and the intercept; for ``select="ridge"`` the effective number, the
         trace of the hat matrix plus one (rounded)."""
         self._check_fitted()
-        if getattr(self, "effective_df_", None) is not None:
+        if self.effective_df_ is not None:
             return int(round(self.effective_df_)) + 1
         return len(self.term_specs_) + 1
 
@@ -482,8 +487,8 @@ class LogLinearModel(PerformanceForm):
         self._check_fitted()
         sel = (f"LassoCV ({CV_FOLDS}-fold, alpha {self.alpha_:.3g} on standardised terms), then least squares"
                if self.alpha_ is not None else "none (least squares on every candidate)")
-        if getattr(self, "effective_df_", None) is not None:
-            pen = RIDGE_PENALTY if self.penalty is None else tuple(self.penalty)
+        if self.effective_df_ is not None:
+            pen = self._penalty()
             sel = (f"ridge on every candidate (penalties: level pairs {pen[0]:g}, pair slopes {pen[1]:g}, cells "
                    f"{pen[2]:g}); {self.effective_df_:.1f} effective parameters besides the intercept")
         lines = [
@@ -516,7 +521,7 @@ class LogLinearModel(PerformanceForm):
             "coef": [float(v) for v in self.coef_],
             "intercept": self.intercept_,
             "alpha": self.alpha_,
-            **({"effective_df": self.effective_df_} if getattr(self, "effective_df_", None) is not None else {}),
+            **({"effective_df": self.effective_df_} if self.effective_df_ is not None else {}),
             "n_candidates": self.n_candidates_,
             "residual_std": self.residual_std_,
             "smearing": self.smearing_,
@@ -579,7 +584,7 @@ def _terms_from_doc(reader, categories, log_columns) -> list:
     specs = []
     for i, t in enumerate(terms):
         term = term_from_list(t)
-        first = 0 if getattr(term, "reference_ok", False) else 1  # a cell may hold a reference level
+        first = 0 if term is not None and term.reference_ok else 1  # a cell may hold a reference level
         ok = term is not None and all(x in log_columns for x in term.log_columns()) and all(
             c in categories and lv in categories[c][first:] for c, lv in term.levels())
         if not ok:

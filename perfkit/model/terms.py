@@ -29,6 +29,8 @@ class Term:
     kind: ClassVar[str] = ""
     #: position of the kind in :meth:`LogLinearModel.formula <perfkit.model.forms.LogLinearModel.formula>`
     order: ClassVar[int] = 0
+    #: whether its levels may be the reference level of their column (a saved model's check)
+    reference_ok: ClassVar[bool] = False
 
     def to_list(self) -> list:
         """The saved form: ``[kind, *fields]`` (NumPy scalars as Python ones)."""

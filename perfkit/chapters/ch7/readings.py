@@ -4,9 +4,20 @@ from __future__ import annotations
 import numpy as np
 
 from ...report.claims import fmt
+from ...report.uncertainty import verdict
 from ..common import verdict_counts, verdict_text
 
-__all__ = ["ch7_readings"]
+__all__ = ["ch7_readings", "margin_side"]
+
+#: the ledger's verdict on "the selected model's margin over the best baseline < 0", in words
+_SIDES = {"holds": "better", "does not hold": "worse", "inconclusive": "not distinguishable"}
+
+
+def margin_side(lo: float, hi: float) -> str:
+    """Where the 95 % interval ``[lo, hi]`` of the selected model's margin over the best baseline lies, by the
+    ledger's rule (:func:`perfkit.report.uncertainty.verdict` of "margin < 0"): "better" below 0, "worse" above,
+    "not distinguishable" when it touches or holds 0."""
+    return _SIDES[verdict(lo, hi, "<", 0.0)]
 
 
 def _best(table, column="median"):
@@ -66,11 +77,10 @@ def _not_first(rows) -> list[str]:
     95 % interval where the results hold it (worse: the interval lies above 0; not distinguishable: it holds 0)."""
     out = []
     for _, m in rows.iterrows():
-        margin = m.get("margin, points", np.nan)
+        margin = m["margin, points"]
         if not np.isfinite(margin):
             out.append(str(m["cluster"]))
             continue
-        side = "worse" if m["margin lower"] > 0 else "not distinguishable" if m["margin upper"] >= 0 else "better"
         out.append(f"{m['cluster']}: {margin:+.1f} points behind {m['best baseline']} [{m['margin lower']:+.1f}, "
-                   f"{m['margin upper']:+.1f}], {side}")
+                   f"{m['margin upper']:+.1f}], {margin_side(m['margin lower'], m['margin upper'])}")
     return out
