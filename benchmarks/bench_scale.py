@@ -36,6 +36,10 @@ Selection without the test rows (:func:`perfkit.chapters.ch7.compute.select_step
 over the splits of the median MAPE over the jobs; then the median of the best k candidates' predictions is scored
 the same way for every k, and the best k is refitted on the fit rows (k = 1: the best candidate alone).
 
+What the fit rows alone said (:func:`inner_check`): the baselines (not Extra-P) scored on the same inner splits as
+the candidates, beside the selected model's inner score; they are never candidates, so this changes no selection:
+it says whether the fit rows already favoured a baseline where the selected model later loses to one.
+
 90 % intervals of the selected model, two calibrations (both never use a job's own test rows for its interval):
 "inner" splits only (per job, split-conformal scores |log(y/ŷ)| / d on the inner splits, d = 1 + log2(n_gpus /
 fit_max), interval ŷ·exp(±q·d)), and "transfer" (the reported one): the job's inner q times κ, the conformal 90 %
@@ -145,6 +149,9 @@ def run(frame, proto, extrap_python=EXTRAP_PYTHON, tag="scale"):
     t0 = time.perf_counter()
     best, chosen, scores, k_scores = select_step_model(fit_rows, inner, candidates())
     t_select = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    check = inner_check(fit_rows, inner, k_scores)
+    t_check = time.perf_counter() - t0
     models = {f"{SELECTED}: {best}": chosen, **baselines()}
     t0 = time.perf_counter()
     with warnings.catch_warnings():
@@ -169,13 +176,37 @@ def run(frame, proto, extrap_python=EXTRAP_PYTHON, tag="scale"):
                        "n_reference_by_job": {k: int(v) for k, v in tr["n_reference"].items()}})
     t_intervals = time.perf_counter() - t0
     formulas = {j: clone(chosen).fit(*_xy(fit_rows[fit_rows.job == j])).formula() for j in jobs}
-    seconds = {"selection": t_select, "outer": t_outer, "intervals": t_intervals}
+    seconds = {"selection": t_select, "inner_check": t_check, "outer": t_outer, "intervals": t_intervals}
     xtable, extrap = run_extrap(frame, proto, extrap_python, tag)
     if xtable is not None:
         table = pd.concat([table, xtable], ignore_index=True)
     seconds["extrap"] = extrap["seconds"]["wall"] if "seconds" in extrap else None
-    return dict(best=best, scores=scores, k_scores=k_scores, table=table, coverage=cover, coverage_inner=cover_inner,
+    return dict(best=best, scores=scores, k_scores=k_scores, inner_check=check, table=table, coverage=cover,
+                coverage_inner=cover_inner,
                 formulas=formulas, seconds=seconds, extrap=extrap, preds=preds)
+
+
+def inner_check(fit_rows, inner, k_scores) -> dict:
+    """What the fit rows alone say of the baselines: every baseline of :func:`baselines` scored on the same inner
+    splits as the candidates (:func:`perfkit.model.extrapolation.select_by_extrapolation`: mean over the splits of
+    the median MAPE over the jobs), beside the selected model's inner score (its best k's). The selection never
+    reads these scores (the baselines are not candidates); they say whether the fit rows already favoured a
+    baseline over the selected model. Extra-P is not scored here (it runs in its own environment on the outer
+    split only)."""
+    from perfkit.model.extrapolation import select_by_extrapolation
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        _, scores = select_by_extrapolation(baselines(), fit_rows, "n_gpus", "t_iter", list(inner),
+                                            predict_drop=["sync_time"])
+    selected = float(k_scores.score.min())
+    best = scores.iloc[0]
+    return {"selected_score": selected, "best_baseline": str(best.candidate),
+            "best_baseline_score": float(best.score),
+            "favours": "baseline" if float(best.score) < selected else "selected",
+            "baselines": scores.to_dict(orient="records"),
+            "rule": "inner splits of the fit rows only; score = mean over the splits of the median MAPE over jobs; "
+                    "'favours' is 'baseline' when the best baseline's score is below the selected model's"}
 
 
 def evidence(preds, selected, extrap_median=None) -> dict:
@@ -323,6 +354,8 @@ def _coverage_lines(cov, jobs, what, extra_rows=()):
 
 
 def markdown(res, machine, frame, source, proto, name, provenance=None, reference=None) -> str:
+    import pandas as pd
+
     jobs = proto["jobs"]
     allf, byf = _pivot(res["table"], jobs)
     x = res["extrap"]
@@ -373,6 +406,13 @@ def markdown(res, machine, frame, source, proto, name, provenance=None, referenc
         f"Selected (inner splits {inner}, no test row seen): **{res['best']}**.", "",
         "Ranking by median MAPE: " + " < ".join(rank) + ".", "",
     ]
+    if res.get("inner_check"):
+        c = res["inner_check"]
+        lines += [f"What the fit rows alone said (inner splits, the baselines scored as the candidates but never "
+                  f"selectable): the selected model {c['selected_score']:.1f} %, the best baseline "
+                  f"({c['best_baseline']}) {c['best_baseline_score']:.1f} %: "
+                  + ("**the fit rows favoured a baseline**." if c["favours"] == "baseline" else
+                     "the fit rows favoured the selected model."), ""]
     if res.get("evidence"):
         ev = res["evidence"]
         sm, mg = ev["selected_median"], ev["margin"]
@@ -401,6 +441,8 @@ def markdown(res, machine, frame, source, proto, name, provenance=None, referenc
         _md(res["scores"].set_index("candidate")), "",
         "The median of the best k candidates (ranked as above), scored on the same inner splits; the best k is "
         "selected (the smallest on a tie):", "", _md(res["k_scores"].set_index("k")), "",
+        "The baselines on the same inner splits (fit rows only; not candidates, never selected):", "",
+        _md(pd.DataFrame(res["inner_check"]["baselines"]).set_index("candidate")), "",
         "## Selected model per job (fitted on the fit rows)", "",
         *[f"- {j}: `{f}`" for j, f in res["formulas"].items()],
         *xformulas,
@@ -480,7 +522,8 @@ def main(argv=None):
         "mape_median_by_factor": {m: {f"{k:.3g}": v for k, v in r.items()} for m, r in byf.to_dict(orient="index").items()},
         "table": res["table"].assign(factor=res["table"].factor.astype(str)).to_dict(orient="records"),
         "inner_scores": res["scores"].to_dict(orient="records"),
-        "inner_scores_by_k": res["k_scores"].to_dict(orient="records"), "coverage": res["coverage"],
+        "inner_scores_by_k": res["k_scores"].to_dict(orient="records"), "inner_check": res["inner_check"],
+        "coverage": res["coverage"],
         "coverage_method": "transfer (perfkit.model.extrapolation.calibrate_transfer)",
         "coverage_inner_only": res["coverage_inner"],
         "formulas": res["formulas"], "seconds": res["seconds"], "extrap": res["extrap"]}

@@ -133,13 +133,25 @@ def test_other_clusters_are_read_from_their_benchmark_and_a_bad_file_is_one_erro
     assert (t["margin lower"] <= t["margin, points"]).all() and (t["margin, points"] <= t["margin upper"]).all()
     first = t["place"].str.startswith("1 of")
     assert (t.loc[first, "margin, points"] <= 0).all() and (t.loc[~first, "margin, points"] > 0).all()
+    # what the fit rows alone said: the selected model's inner score is its k-scores' best in each cluster's results
+    for r, name in zip(doc["clusters"], t["cluster"]):
+        scale = json.loads((repo_root() / "benchmarks/results" /
+                            ("scale.json" if name == "Pollux" else f"scale_{name}.json")).read_text())
+        check = scale["inner_check"]
+        assert r["inner_selected"] == check["selected_score"] == min(k["score"] for k in scale["inner_scores_by_k"])
+        assert r["inner_best_baseline_score"] == min(b["score"] for b in check["baselines"])
+    assert list(t["inner: best baseline"]) == [r["inner_best_baseline"] for r in doc["clusters"]]
     assert read_clusters(ch7.check_params(clusters_results="")) is None
     assert read_clusters(ch7.check_params(clusters_results=str(tmp_path / "none.json"))) is None
     bad = tmp_path / "bad.json"
     for text, words in (("{not json", "bad.json is not a bench_scale_clusters.py result"),
                         (json.dumps({"clusters": [{"cluster": "x"}]}), "no key 'jobs'"),
                         (json.dumps({"clusters": [{**doc["clusters"][0], "margin_interval": "wide"}]}),
-                         "cluster 'Pollux': margin_interval 'wide' is not")):
+                         "cluster 'Pollux': margin_interval 'wide' is not"),
+                        (json.dumps({"clusters": [{**doc["clusters"][0], "inner_selected": "low"}]}),
+                         "cluster 'Pollux': inner_selected 'low' is not a number"),
+                        (json.dumps({"clusters": [{**doc["clusters"][0], "inner_best_baseline_score": None}]}),
+                         "cluster 'Pollux': inner_selected, inner_best_baseline and inner_best_baseline_score go")):
         bad.write_text(text)
         with pytest.raises(ParameterError, match=words):
             ch7.compute(ch7.check_params(quick=True, progress=False, clusters_results=str(bad)))
@@ -152,5 +164,9 @@ def test_the_summary_says_how_the_other_clusters_rank(result):
     assert f"first on {n_first} of them" in result.readings["clusters"]
     for r in others[~others["place"].str.startswith("1 of")].itertuples():  # each miss with its margin's interval
         assert re.search(rf"{re.escape(r.cluster)}: \+[\d.]+ points behind .*?\[[-+][\d.]+, [-+][\d.]+\], "
-                         r"(worse|not distinguishable)", result.readings["clusters"])
+                         r"(worse|not distinguishable); the fit rows (foresaw|did not foresee) it",
+                         result.readings["clusters"])
+        said = re.search(rf"{re.escape(r.cluster)}: [^;]*; the fit rows (foresaw|did not foresee)",
+                         result.readings["clusters"]).group(1)
+        assert (said == "foresaw") == (c.loc[r.Index, "inner: best baseline %"] < c.loc[r.Index, "inner: selected %"])
     assert result.readings["clusters"] in result.readings["summary"]

@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import math
 
+from ..model.validation import check_levels
+
 __all__ = ["AUTO", "DEFAULT_CODING", "DEFAULT_FORM", "DEFAULT_INTERVALS", "DEFAULT_METHOD", "DEFAULT_PENALTY",
            "DEFAULT_TEST_SIZE", "MIN_HELD_OUT", "STEP_FLAGS", "check_fit_flags", "check_form_flags", "check_levels",
            "check_step_flags", "check_target_spread", "held_out_rows", "parse_extrapolate", "uses_phases"]
@@ -170,22 +172,6 @@ def check_form_flags(args) -> None:
     if getattr(args, "no_reference", False) and args.form != AUTO:
         raise ValueError(f"--no-reference belongs to --form auto (the form search), not --form {args.form}")
     check_step_flags(args)
-
-
-def check_levels(X, categorical) -> None:
-    """Every level of the ``categorical`` columns of ``X`` is one a saved model keeps as it is: a string or a
-    finite number (True/False, dates and other objects would not read back from the model's JSON)."""
-    import pandas as pd
-
-    from ..model.persist import is_finite
-
-    for col in categorical:
-        for level in pd.unique(X[col]):
-            value = level.item() if hasattr(level, "item") and not isinstance(level, str) else level
-            if isinstance(value, bool) or not (isinstance(value, str) or is_finite(value)):
-                raise ValueError(f"categorical column {col!r}: level {value!r} ({type(level).__name__}) cannot be "
-                                 "saved in the model's JSON and read back as the same level; write the levels as "
-                                 "text (e.g. yes/no) or as numbers")
 
 
 def check_target_spread(y, what: str, hint: str = "") -> None:

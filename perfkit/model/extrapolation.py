@@ -25,7 +25,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._checks import check_number
-from .validation import missing_column_error, numeric_column
+from .validation import missing_column_error, numeric_column, plain_value
 
 __all__ = ["scale_split", "extrapolation_predictions", "extrapolation_errors", "error_table", "select_by_extrapolation",
            "calibrate_extrapolation", "extrapolation_interval", "interval_coverage", "distance", "conformal_quantile",
@@ -40,6 +40,8 @@ def _column(frame, column):
 
     if not isinstance(frame, pd.DataFrame):
         raise ValueError(f"frame: expected a pandas DataFrame, got {type(frame).__name__}")
+    if not isinstance(column, str):
+        raise ValueError(f"column: expected the name of the scale column, got {column!r}")
     if column not in frame.columns:
         raise missing_column_error(frame, column, "scale")
     v = numeric_column(frame, column, "scale")
@@ -69,8 +71,15 @@ def distance(values, fit_max) -> np.ndarray:
 def _group_frames(frame, groups):
     if groups is None:
         return [(None, frame)]
+    if not isinstance(groups, str):
+        raise ValueError(f"groups: expected None or the name of the groups column, got {groups!r}")
     if groups not in frame.columns:
         raise missing_column_error(frame, groups, "groups")
+    na = frame[groups].isna().to_numpy()
+    if na.any():
+        pos = int(np.flatnonzero(na)[0])
+        raise ValueError(f"groups column {groups!r}: missing value in row {plain_value(frame.index[pos])!r} (every "
+                         "row belongs to a group; its rows would be left out)")
     return [(g, frame[frame[groups] == g]) for g in sorted(frame[groups].unique().tolist(), key=str)]
 
 
@@ -84,8 +93,10 @@ def extrapolation_predictions(model, frame, column, fit_max, target, groups="job
     import pandas as pd
     from sklearn.base import clone
 
-    if target not in frame.columns:
-        raise missing_column_error(frame, target, "target")
+    _check_target(frame, target)
+    drop = _check_drop(frame, predict_drop)
+    if not (hasattr(model, "fit") and hasattr(model, "predict")):
+        raise ValueError(f"model: expected an estimator with fit and predict, got {type(model).__name__}")
     out = []
     for _, rows in _group_frames(frame, groups):
         fit, test = scale_split(rows, column, fit_max, test_min, test_max)
@@ -93,7 +104,7 @@ def extrapolation_predictions(model, frame, column, fit_max, target, groups="job
             continue
         keyed = [target] if groups is None else [target, groups]
         est = clone(model).fit(fit.drop(columns=keyed), fit[target].to_numpy(dtype=float))
-        pred = est.predict(test.drop(columns=[*keyed, *predict_drop]))
+        pred = est.predict(test.drop(columns=[*keyed, *drop]))
         t = test.copy()
         t["predicted"] = np.asarray(pred, dtype=float)
         t["factor"] = t[column].to_numpy(dtype=float) / float(fit_max)
@@ -102,6 +113,42 @@ def extrapolation_predictions(model, frame, column, fit_max, target, groups="job
     if not out:
         raise ValueError(f"column {column!r}: no group has both fit rows (<= {fit_max:g}) and test rows")
     return pd.concat(out)
+
+
+def _check_models(models: dict, name: str) -> None:
+    """``models``: a non-empty dict of name → estimator (with fit and predict); else one error naming the entry."""
+    if not isinstance(models, dict) or not models:
+        raise ValueError(f"{name}: expected a non-empty dict of name -> estimator")
+    for key, est in models.items():
+        if not (hasattr(est, "fit") and hasattr(est, "predict")):
+            raise ValueError(f"{name}[{key!r}]: expected an estimator with fit and predict, got {type(est).__name__}")
+
+
+def _check_target(frame, target) -> None:
+    """The ``target`` column: in ``frame``, every value a finite time > 0 (a MAPE divides by it)."""
+    import pandas as pd
+
+    if not isinstance(frame, pd.DataFrame):
+        raise ValueError(f"frame: expected a pandas DataFrame, got {type(frame).__name__}")
+    if not isinstance(target, str) or target not in frame.columns:
+        raise missing_column_error(frame, target, "target") if isinstance(target, str) else ValueError(
+            f"target: expected the name of the measured time's column, got {target!r}")
+    t = numeric_column(frame, target, "target")
+    bad = ~(np.isfinite(t) & (t > 0))
+    if bad.any():
+        pos = int(np.flatnonzero(bad)[0])
+        raise ValueError(f"target column {target!r}: value {t[pos]:g} in row {plain_value(frame.index[pos])!r} is "
+                         "not a finite time > 0")
+
+
+def _check_drop(frame, predict_drop) -> list:
+    """``predict_drop`` as a list of columns of ``frame``."""
+    if isinstance(predict_drop, str) or not all(isinstance(c, str) for c in predict_drop):
+        raise ValueError(f"predict_drop: expected a list of column names, got {predict_drop!r}")
+    for c in predict_drop:
+        if c not in frame.columns:
+            raise missing_column_error(frame, c, "predict_drop")
+    return list(predict_drop)
 
 
 def error_table(pred, target, groups, name):
@@ -133,8 +180,7 @@ def extrapolation_errors(models: dict, frame, column, fit_max, target, groups="j
     (:func:`extrapolation_predictions`)."""
     import pandas as pd
 
-    if not isinstance(models, dict) or not models:
-        raise ValueError("models: expected a non-empty dict of name -> estimator")
+    _check_models(models, "models")
     tables, preds = [], {}
     for name, model in models.items():
         pred = extrapolation_predictions(model, frame, column, fit_max, target, groups, test_min=test_min,
@@ -165,8 +211,7 @@ def select_by_extrapolation(candidates: dict, fit_frame, column, target, splits,
     (``"<=fit_max→test_min-test_max"``) and ``score``, sorted best first."""
     import pandas as pd
 
-    if not isinstance(candidates, dict) or not candidates:
-        raise ValueError("candidates: expected a non-empty dict of name -> estimator")
+    _check_models(candidates, "candidates")
     rows = []
     for name, model in candidates.items():
         row = {"candidate": name}
@@ -197,8 +242,7 @@ def select_median_of_top(candidates: dict, fit_frame, column, target, splits, gr
     ``score``) sorted by k."""
     import pandas as pd
 
-    if not isinstance(candidates, dict) or not candidates:
-        raise ValueError("candidates: expected a non-empty dict of name -> estimator")
+    _check_models(candidates, "candidates")
     splits = _check_splits(splits)
     keys = [f"<={fm:g}→{lo:g}-{'' if hi is None else f'{hi:g}'}" for fm, lo, hi in splits]
     preds = {}
@@ -268,9 +312,13 @@ def conformal_quantile(scores, alpha, *, cap: bool = False) -> float:
 
 
 def _log_scores(pred, target) -> np.ndarray:
-    ratio = pred[target].to_numpy(dtype=float) / pred["predicted"].to_numpy(dtype=float)
-    if not np.all(np.isfinite(ratio) & (ratio > 0)):
-        raise ValueError("a prediction is not a finite number > 0 (no log-ratio score)")
+    p = pred["predicted"].to_numpy(dtype=float)
+    bad = ~(np.isfinite(p) & (p > 0))
+    if bad.any():
+        pos = int(np.flatnonzero(bad)[0])
+        raise ValueError(f"the model's prediction {p[pos]:g} for row {plain_value(pred.index[pos])!r} is not a finite "
+                         "time > 0 (no log-ratio score)")
+    ratio = pred[target].to_numpy(dtype=float) / p
     return np.abs(np.log(ratio)) / pred["distance"].to_numpy(dtype=float)
 
 
@@ -350,9 +398,12 @@ def factor_splits(values) -> dict:
 
     Returns ``{"fit_max", "test_min", "test_max", "inner": [(inner_max, test_min, test_max), ...]}``; raises
     ``ValueError`` when no value is <= max / 4 or none is >= 2·fit_max."""
-    v = np.unique(np.asarray(values, dtype=float))
-    if not len(v) or not np.all(np.isfinite(v) & (v > 0)):
-        raise ValueError("values: expected finite numbers > 0")
+    try:
+        v = np.unique(np.asarray(values, dtype=float))
+    except (TypeError, ValueError, OverflowError):
+        v = np.array([np.nan])
+    if v.ndim != 1 or not len(v) or not np.all(np.isfinite(v) & (v > 0)):
+        raise ValueError(f"values: expected a list of finite numbers > 0, got {_short(values)}")
     top = float(v.max())
     below = v[v <= top / 4]
     if not len(below):
@@ -374,12 +425,31 @@ def factor_splits(values) -> dict:
 
 def extrapolation_interval(predicted, values, fit_max, q):
     """(lower, upper) = ŷ·exp(∓q·d) with d = :func:`distance` (``values`` / ``fit_max``); q one number or per row."""
-    pred = np.asarray(predicted, dtype=float)
-    w = np.asarray(q, dtype=float) * distance(values, fit_max)
+    pred = _positive("predicted", predicted)
+    v = _positive("values", values)
+    q = np.asarray(q, dtype=float)
+    if not np.all(np.isfinite(q) & (q >= 0)):
+        raise ValueError(f"q: expected finite half-widths >= 0 (log units per distance), got {_short(q)}")
+    w = q * distance(v, check_number("fit_max", fit_max, positive=True))
     return pred * np.exp(-w), pred * np.exp(w)
 
 
 def interval_coverage(y, lower, upper) -> float:
-    """Share of ``y`` inside [lower, upper] (0 to 1)."""
-    y = np.asarray(y, dtype=float)
-    return float(np.mean((y >= np.asarray(lower)) & (y <= np.asarray(upper))))
+    """Share of ``y`` inside [lower, upper] (0 to 1); the three of one length (at least 1)."""
+    arrays = {name: np.asarray(a, dtype=float).ravel() for name, a in (("y", y), ("lower", lower), ("upper", upper))}
+    n = {name: len(a) for name, a in arrays.items()}
+    if len(set(n.values())) > 1 or not n["y"]:
+        raise ValueError(f"y, lower, upper: expected one value each per row (at least one row), got lengths {n}")
+    return float(np.mean((arrays["y"] >= arrays["lower"]) & (arrays["y"] <= arrays["upper"])))
+
+
+def _positive(name, values) -> np.ndarray:
+    v = np.asarray(values, dtype=float)
+    if not np.all(np.isfinite(v) & (v > 0)):
+        raise ValueError(f"{name}: expected finite numbers > 0, got {_short(v)}")
+    return v
+
+
+def _short(v) -> str:
+    text = repr(v.tolist() if isinstance(v, np.ndarray) else v)
+    return text if len(text) <= 80 else text[:77] + "..."

@@ -40,11 +40,12 @@ import numpy as np
 from .._checks import check_int
 from .base import PerformanceForm
 from .leverage import leverage_basis, leverage_of
-from .logfit import CV_FOLDS, RIDGE_PENALTY, hierarchy_closure, lasso_mask, least_squares, ridge, ridge_penalties, \
-    times_from_log
+from .logfit import (CV_FOLDS, MAX_PENALTY, RIDGE_PENALTY, hierarchy_closure, lasso_mask, least_squares, ridge,
+                     ridge_penalties, times_from_log)
 from .persist import is_finite, jsonable
 from .roles import constant_columns, levels_seen, record_roles, role_lists, warn_constant_columns
-from .terms import TERMS, Hinge, Interaction, Level, LevelCell, LevelPair, LevelSlope, PairSlope, Power, term_from_list
+from .terms import (KIND_SETTING, TERMS, Hinge, Interaction, Level, LevelCell, LevelPair, LevelSlope, PairSlope, Power,
+                    terms_from_doc)
 from .validation import validate_frame, validate_target
 
 __all__ = ["LogLinearModel", "SELECT", "TERM_KINDS", "JSON_FORMAT", "JSON_VERSION", "MIN_SLOPE_VALUES", "MAX_KNOTS",
@@ -134,8 +135,8 @@ class LogLinearModel(PerformanceForm):
         stays close to what its levels say); the other terms are fitted with a negligible penalty (1e-5).
         :attr:`n_parameters_` is then the effective number of parameters, the trace of the hat matrix plus one.
     penalty : (float, float, float), optional
-        ``select="ridge"``: the ridge penalties of the level pairs, the pair slopes and the cells, each >= 0,
-        in units of the number of rows on standardised terms; default :data:`RIDGE_PENALTY`.
+        ``select="ridge"``: the ridge penalties of the level pairs, the pair slopes and the cells, each from 0 to
+        1e6, in units of the number of rows on standardised terms; default :data:`RIDGE_PENALTY`.
     random_state : int, default 0
         Seed of the cross-validation folds of ``select="lasso"`` (an integer >= 0).
 
@@ -260,11 +261,10 @@ class LogLinearModel(PerformanceForm):
         if self.penalty is not None:
             pen = self.penalty
             ok = (isinstance(pen, (list, tuple, np.ndarray)) and np.ndim(pen) == 1 and len(pen) == 3
-                  and all(isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, bool)
-                          and np.isfinite(v) and v >= 0 for v in pen))
+                  and all(is_finite(v) and 0 <= float(v) <= MAX_PENALTY for v in pen))
             if not ok:
-                raise ValueError(f"penalty: expected three finite numbers >= 0 (level pairs, pair slopes, cells), "
-                                 f"got {pen!r}")
+                raise ValueError(f"penalty: expected three numbers from 0 to {MAX_PENALTY:g} (level pairs, pair "
+                                 f"slopes, cells), got {pen!r}")
             if self.select != "ridge":
                 raise ValueError(f"penalty: only select='ridge' uses it (select={self.select!r})")
         check_int("random_state", self.random_state, minimum=0)
@@ -537,7 +537,7 @@ class LogLinearModel(PerformanceForm):
         and set it on ``model``."""
         num, cat, ext = checked
         reader.roles(num, cat, ext)
-        categories = reader.levels("categories", cat, nonempty=True)
+        categories = reader.levels("categories", cat, nonempty=True, as_seen=True)
         log_columns = reader.names("log_columns")
         if any(c not in num + ext for c in log_columns):
             raise reader.fail(f"fitted.log_columns: {reader.short(log_columns)} are not all numeric/extrinsic "
@@ -547,7 +547,7 @@ class LogLinearModel(PerformanceForm):
         if log_columns != expected:
             raise reader.fail(f"fitted.log_columns: expected the numeric/extrinsic columns that are not constant, "
                               f"{expected}, got {reader.short(log_columns)}")
-        specs = _terms_from_doc(reader, categories, log_columns)
+        specs = terms_from_doc(reader, categories, log_columns, {k: getattr(model, k) for k in KIND_SETTING.values()})
         coef = reader["coef"]
         if not isinstance(coef, list) or not all(is_finite(x) for x in coef) or len(coef) != len(specs):
             raise reader.fail(f"fitted.coef: expected {len(specs)} finite numbers (one per term), got "
@@ -564,7 +564,8 @@ class LogLinearModel(PerformanceForm):
         model.coef_ = np.asarray(coef, dtype=float)
         model.intercept_ = reader.number("intercept")
         model.alpha_ = reader.number("alpha", minimum=0, allow_none=True)
-        model.effective_df_ = reader.number("effective_df", minimum=0) if "effective_df" in reader.fitted else None
+        model.effective_df_ = (reader.number("effective_df", minimum=0, maximum=len(specs))
+                               if "effective_df" in reader.fitted else None)
         if (model.effective_df_ is None) != (model.select != "ridge"):
             raise reader.fail("fitted.effective_df: expected exactly when select='ridge'")
         model.n_terms_ = len(specs)
@@ -573,21 +574,3 @@ class LogLinearModel(PerformanceForm):
         model.smearing_ = reader.number("smearing", minimum=0)
         model.fit_time_ = reader.number("fit_time", minimum=0)
         return model
-
-
-# ------------------------------------------------------------------------------------ helpers
-def _terms_from_doc(reader, categories, log_columns) -> list:
-    """The saved terms as :mod:`~perfkit.model.terms` dataclasses, each of known columns and non-reference levels."""
-    terms = reader["terms"]
-    if not isinstance(terms, list):
-        raise reader.fail(f"fitted.terms: expected a list of terms, got {reader.short(terms)}")
-    specs = []
-    for i, t in enumerate(terms):
-        term = term_from_list(t)
-        first = 0 if term is not None and term.reference_ok else 1  # a cell may hold a reference level
-        ok = term is not None and all(x in log_columns for x in term.log_columns()) and all(
-            c in categories and lv in categories[c][first:] for c, lv in term.levels())
-        if not ok:
-            raise reader.fail(f"fitted.terms[{i}]: {reader.short(t)} is not a term of known columns and levels")
-        specs.append(term)
-    return specs

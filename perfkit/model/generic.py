@@ -545,7 +545,7 @@ class GenericPerformanceModel(PerformanceForm):
         """
         num, cat, ext = checked[:3]
         reader.roles(num, cat, ext)
-        categories = reader.levels("categories", cat)
+        categories = reader.levels("categories", cat, as_seen=True)
         kept = reader.levels("kept_levels", cat)
         for c in cat:
             if not categories[c]:

@@ -13,7 +13,7 @@ import numpy as np
 
 from .persist import jsonable
 
-__all__ = ["CV_FOLDS", "RIDGE_PENALTY", "lasso_mask", "hierarchy_closure", "least_squares", "ridge_penalties",
+__all__ = ["CV_FOLDS", "RIDGE_PENALTY", "MAX_PENALTY", "lasso_mask", "hierarchy_closure", "least_squares", "ridge_penalties",
            "ridge", "times_from_log"]
 
 #: folds of the lasso's cross-validation
@@ -22,6 +22,9 @@ _RIDGE = 1e-8  # relative ridge of a rank-deficient least-squares fit (on standa
 #: ``select="ridge"``: the default penalties of the level pairs, the pair slopes and the cells, relative to the number
 #: of rows, on standardised terms (chosen by 5-fold CV on the fit rows of Lambda's screened benchmarks: docs/forms.md)
 RIDGE_PENALTY = (0.01, 0.5, 0.5)
+#: ``select="ridge"``: the largest penalty accepted (at 1e6 × the rows a penalised term is already 0 to working
+#: precision; a larger one would overflow the normal equations)
+MAX_PENALTY = 1e6
 #: ``select="ridge"``: the penalty of every other term (powers, levels, products, level slopes, hinges): nearly none
 _RIDGE_MAIN = 1e-5
 _RIDGE_TIER = {"level_pair": 0, "pair_slope": 1, "level_cell": 2}
@@ -104,7 +107,11 @@ def ridge(F, z, penalties):
     scale[scale == 0] = 1.0
     Z = (F - mean) / scale
     G = Z.T @ Z
-    factor = cho_factor(G + np.diag(np.asarray(penalties, dtype=float) * n))
+    try:
+        factor = cho_factor(G + np.diag(np.asarray(penalties, dtype=float) * n))
+    except np.linalg.LinAlgError:
+        raise ValueError("penalty: a penalty of 0 leaves the level pairs, pair slopes or cells undetermined on these "
+                         "rows (their columns repeat the other terms'); give penalties > 0") from None
     beta = cho_solve(factor, Z.T @ (z - z.mean()))
     df = float(np.trace(cho_solve(factor, G)))
     coef = beta / scale
@@ -112,14 +119,14 @@ def ridge(F, z, penalties):
 
 
 def times_from_log(eta, X) -> np.ndarray:
-    """exp(``eta``), the times of a form fitted in log space; a row whose time is not finite (its log overflows)
-    is one ``ValueError`` naming the row of ``X``."""
+    """exp(``eta``), the times of a form fitted in log space; a row whose time is not a finite number > 0 (its log
+    overflows or underflows) is one ``ValueError`` naming the row of ``X``."""
     eta = np.asarray(eta, dtype=float)
     with np.errstate(all="ignore"):
         pred = np.exp(eta)
-    bad = ~np.isfinite(pred)
+    bad = ~(np.isfinite(pred) & (pred > 0))
     if bad.any():
         pos = int(np.flatnonzero(bad)[0])
-        raise ValueError(f"X: the prediction for row {jsonable(X.index[pos])!r} is not finite (log t = "
+        raise ValueError(f"X: the prediction for row {jsonable(X.index[pos])!r} is not a finite time > 0 (log t = "
                          f"{eta[pos]:g}): its column values are far outside the fitted range")
     return pred

@@ -157,14 +157,15 @@ class FittedReader:
             raise self.fail(f"fitted.{key}: expected {n} values, got {len(v)}")
         return v
 
-    def number(self, key, minimum=None, allow_none=False):
-        """A finite number (>= ``minimum`` if given) as a float; None passes when ``allow_none``."""
+    def number(self, key, minimum=None, allow_none=False, maximum=None):
+        """A finite number (>= ``minimum``, <= ``maximum`` if given) as a float; None passes when ``allow_none``."""
         v = self.fitted[key]
         if v is None and allow_none:
             return None
-        if not is_finite(v) or (minimum is not None and v < minimum):
-            raise self.fail(f"fitted.{key}: expected a finite number{f' >= {minimum}' if minimum is not None else ''}"
-                            f", got {self.short(v)}")
+        if not is_finite(v) or (minimum is not None and v < minimum) or (maximum is not None and v > maximum):
+            bounds = (f" >= {minimum}" if minimum is not None else "") + (
+                f"{' and' if minimum is not None else ''} <= {maximum}" if maximum is not None else "")
+            raise self.fail(f"fitted.{key}: expected a finite number{bounds}, got {self.short(v)}")
         return float(v)
 
     def count(self, key, minimum=0) -> int:
@@ -181,8 +182,10 @@ class FittedReader:
             raise self.fail(f"fitted columns {list(fitted)} do not match the settings' numeric/categorical/extrinsic "
                             f"{[num, cat, ext]}")
 
-    def levels(self, key, cols, nonempty=False) -> dict:
-        """An object with one list of levels (strings or finite numbers) per column of ``cols``."""
+    def levels(self, key, cols, nonempty=False, as_seen=False) -> dict:
+        """An object with one list of levels (strings or finite numbers) per column of ``cols``; with ``as_seen``
+        each list as a fit records the levels it saw (:func:`perfkit.model.roles.levels_seen`): distinct and sorted
+        as strings."""
         v = self.fitted[key]
         if not isinstance(v, dict) or sorted(v) != sorted(cols):
             raise self.fail(f"fitted.{key}: expected an object with one list of levels per categorical column "
@@ -191,6 +194,9 @@ class FittedReader:
             if not isinstance(lv, list) or not all(_is_level(x) for x in lv) or (nonempty and not lv):
                 what = "a non-empty list" if nonempty else "a list"
                 raise self.fail(f"fitted.{key}[{c!r}]: expected {what} of levels (strings or numbers), "
+                                f"got {self.short(lv)}")
+            if as_seen and (len(set(lv)) < len(lv) or lv != sorted(lv, key=str)):
+                raise self.fail(f"fitted.{key}[{c!r}]: the levels seen in fit are distinct and sorted as strings, "
                                 f"got {self.short(lv)}")
         return v
 

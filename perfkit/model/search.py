@@ -45,7 +45,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from .._checks import check_int
+from .._checks import check_int, check_number
 from .base import PerformanceForm
 from .fitting import check_n_jobs, run_parallel
 from .forms import LogLinearModel
@@ -56,7 +56,7 @@ from .intervals import ConformalRegressor, predictable_rows, seen_rows
 from .metrics import mape
 from .scale_intervals import inner_splits
 from .stepmodels import PhaseAwareStepModel, PolluxStepModel
-from .validation import column_list, validate_frame, validate_target
+from .validation import column_list, missing_column_error, numeric_column, validate_frame, validate_target
 
 __all__ = ["FORMS", "Candidate", "FormSearch", "form_candidates", "search_forms", "n_parameters", "make_form",
            "seen_rows", "one_standard_error_choice", "THESIS_SEARCH", "SELECTIONS", "step_candidates"]
@@ -216,10 +216,14 @@ def _score_fold(est, X, y, tr, te, categorical):
     start = time.perf_counter()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # constant columns in a fold etc.: the full fit reports them
-        model = clone(est).fit(X.iloc[tr], y[tr])
+        try:
+            model = clone(est).fit(X.iloc[tr], y[tr])
+        except ValueError as exc:
+            raise ValueError(f"cv: a candidate cannot be fitted on the {len(tr)} rows to fit of a fold (use fewer "
+                             f"folds or more rows): {exc}") from None
         took = time.perf_counter() - start
         ok = predictable_rows(model, X.iloc[tr], X.iloc[te], categorical)
-        pred = np.asarray(model.predict(X.iloc[te][ok]), dtype=float)
+        pred = np.asarray(model.predict(X.iloc[te][ok]), dtype=float) if ok.any() else np.zeros(0)
     return n_parameters(model), took, model, pred, ok
 
 
@@ -231,6 +235,10 @@ def _paired_scores(results, folds, y, n_cands):
     for j, (_, te) in enumerate(folds):
         rs = [results[i * k + j] for i in range(n_cands)]
         common = np.logical_and.reduce([r[4] for r in rs])
+        if not common.any():
+            raise ValueError(f"cv: no held-out row of fold {j + 1} of {k} can be predicted by every candidate "
+                             "(each has a categorical level that the fold's rows to fit lack); use fewer folds or "
+                             "more rows per level")
         unscored += int((~common).sum())
         for i, r in enumerate(rs):
             full = np.full(len(te), np.nan)
@@ -449,6 +457,8 @@ def search_forms(X, y, numeric=(), categorical=(), extrinsic=(), *, forms="auto"
     y = validate_target(y, X, positive=True)
     if len(X) < 2 * k:
         raise ValueError(f"X: {len(X)} rows are too few for cv={k} (need at least {2 * k})")
+    if select == "extrapolation":
+        _check_extrapolate(X, extrapolate, predict_drop)
     start = time.perf_counter()
     folds = list(KFold(k, shuffle=True, random_state=int(random_state)).split(X))
     from joblib import delayed
@@ -493,6 +503,25 @@ def _check_extra(extra) -> list:
     return extra
 
 
+def _check_extrapolate(X, extrapolate, predict_drop) -> None:
+    """``extrapolate`` is (a numeric column of ``X`` with values > 0, fit_max > 0) and ``predict_drop`` a list of
+    columns of ``X``: checked before any fit."""
+    if not (isinstance(extrapolate, (tuple, list)) and len(extrapolate) == 2 and isinstance(extrapolate[0], str)):
+        raise ValueError(f"extrapolate: expected (column, fit_max) with select='extrapolation', got {extrapolate!r}")
+    column, fit_max = extrapolate
+    if column not in X.columns:
+        raise ValueError(f"extrapolate: column {column!r} is not a column of X")
+    values = numeric_column(X, column, "extrapolate")
+    if not np.all(np.isfinite(values) & (values > 0)):
+        raise ValueError(f"extrapolate: column {column!r} must hold finite numbers > 0 (its values are scales)")
+    check_number("extrapolate's fit_max", fit_max, positive=True)
+    if isinstance(predict_drop, str) or not all(isinstance(c, str) for c in predict_drop):
+        raise ValueError(f"predict_drop: expected a list of column names, got {predict_drop!r}")
+    for c in predict_drop:
+        if c not in X.columns:
+            raise missing_column_error(X, c, "predict_drop")
+
+
 def _extrapolation_score(est, frame, column, target, splits, predict_drop) -> float:
     """Mean MAPE (%) over the inner ``splits`` of one candidate (:func:`select_by_extrapolation`); NaN when it
     cannot be fitted or cannot predict there (e.g. a level that the inner fit rows lack)."""
@@ -513,11 +542,7 @@ def _extrapolation_choice(table, cands, X, y, extrapolate, predict_drop, n_jobs,
     ``table.attrs["splits"]``) and return the row of the lowest score (ties: the first)."""
     from joblib import delayed
 
-    if not (isinstance(extrapolate, (tuple, list)) and len(extrapolate) == 2):
-        raise ValueError(f"extrapolate: expected (column, fit_max) with select='extrapolation', got {extrapolate!r}")
     column, fit_max = extrapolate
-    if column not in X.columns:
-        raise ValueError(f"extrapolate: column {column!r} is not a column of X")
     values = np.asarray(X[column], dtype=float)
     splits = inner_splits(values, float(fit_max))
     if not splits:

@@ -50,6 +50,10 @@ SYNC_FORMS = {"linear": ("K-2",), "log": ("ln K",), "sqrt": ("sqrt K",), "ring":
 #: robust losses of :func:`scipy.optimize.least_squares` on the log residuals
 LOSSES = ("linear", "soft_l1", "huber", "cauchy")
 _GAMMA_MAX = 10.0
+#: :class:`PhaseAwareStepModel`: the largest ``sync_weight`` and the range of ``f_scale`` (log units) accepted; beyond
+#: them the weighted residuals overflow or the robust loss underflows
+MAX_SYNC_WEIGHT = 1e3
+F_SCALE_RANGE = (1e-6, 100.0)
 _GAMMA_STARTS = (1.0, 2.0, 4.0)
 #: square root of the ridge on the parameters (γ excluded, in units of the median step time): where the fit rows
 #: leave a direction free (e.g. the multi-node synchronisation when every multi-node row has 2-4 GPUs), equally
@@ -236,8 +240,9 @@ class _StepModel(PerformanceForm):
     @classmethod
     def _restore(cls, model, checked, reader):
         params = reader.numbers("params", n=len(model._names()))
-        if any(v < 0 for v in params):
-            raise reader.fail(f"fitted.params: expected numbers >= 0, got {reader.short(params)}")
+        if any(v < 0 for v in params) or not 1.0 <= params[-1] <= _GAMMA_MAX:
+            raise reader.fail(f"fitted.params: expected numbers >= 0 and the last (γ) from 1 to {_GAMMA_MAX:g}, got "
+                              f"{reader.short(params)}")
         model.params_ = np.asarray(params, dtype=float)
         model.scale_ = reader.number("scale", minimum=0)
         if model.scale_ <= 0:
@@ -332,21 +337,21 @@ class PhaseAwareStepModel(_StepModel):
         Columns of K (GPUs, whole numbers >= 1), N (nodes, 1 <= N <= K) and m (per-GPU batch, > 0): all that
         :meth:`predict` reads.
     sync_column : str or None, default "sync_time"
-        Column of the measured time per iteration spent synchronising gradients (seconds, finite, >= 0),
-        **read by fit only** (a phase of the measurement, not a configuration). None: no phases (the step
+        Column of the measured time per iteration spent synchronising gradients (seconds, finite, >= 0, at
+        most the row's step time), **read by fit only** (a phase of the measurement, not a configuration). None: no phases (the step
         time alone is fitted).
     sync_form : {"linear", "log", "sqrt", "ring", "ringlog"}, default "log"
         How the multi-node synchronisation time grows with K (:data:`SYNC_FORMS`).
     sync_weight : float, default 0.0
-        Weight (>= 0) of the synchronisation block; 0 uses the measured compute time only.
+        Weight (0 to 1000) of the synchronisation block; 0 uses the measured compute time only.
     node_slope : bool, default True
         Add β_N·(N−2) to the multi-node synchronisation: at the same K, more nodes add more slow inter-node
         links (and more chances of a slow one). Like every parameter, β_N >= 0; where the fit rows show no
         growth with N it stays at 0. False: the synchronisation depends on K alone (files saved before this
         setting existed load as False).
     loss : {"linear", "soft_l1", "huber", "cauchy"}, default "huber"
-        Loss of :func:`scipy.optimize.least_squares` on the log residuals; ``f_scale`` (> 0, default 0.1,
-        about a 10 % error) is where a robust loss turns from quadratic to linear.
+        Loss of :func:`scipy.optimize.least_squares` on the log residuals; ``f_scale`` (1e-6 to 100, default
+        0.1, about a 10 % error) is where a robust loss turns from quadratic to linear.
 
     Attributes
     ----------
@@ -381,8 +386,11 @@ class PhaseAwareStepModel(_StepModel):
             raise ValueError(f"sync_form: expected one of {tuple(SYNC_FORMS)}, got {self.sync_form!r}")
         if not isinstance(self.loss, str) or self.loss not in LOSSES:
             raise ValueError(f"loss: expected one of {LOSSES}, got {self.loss!r}")
-        check_number("sync_weight", self.sync_weight)
-        check_number("f_scale", self.f_scale, positive=True)
+        if check_number("sync_weight", self.sync_weight) > MAX_SYNC_WEIGHT:
+            raise ValueError(f"sync_weight: expected at most {MAX_SYNC_WEIGHT:g}, got {self.sync_weight!r}")
+        if not F_SCALE_RANGE[0] <= check_number("f_scale", self.f_scale, positive=True) <= F_SCALE_RANGE[1]:
+            raise ValueError(f"f_scale: expected a number from {F_SCALE_RANGE[0]:g} to {F_SCALE_RANGE[1]:g} (the "
+                             f"robust loss's scale, in log units), got {self.f_scale!r}")
         if not isinstance(self.node_slope, (bool, np.bool_)):
             raise ValueError(f"node_slope: expected True or False, got {self.node_slope!r}")
         return cols
@@ -426,6 +434,12 @@ class PhaseAwareStepModel(_StepModel):
             pos = int(np.flatnonzero(bad)[0])
             raise ValueError(f"column {self.sync_column!r}: value {s[pos]:g} in row {plain_value(X.index[pos])!r} "
                              "is not a finite number >= 0 (seconds spent synchronising)")
+        over = s > y
+        if over.any():
+            pos = int(np.flatnonzero(over)[0])
+            raise ValueError(f"column {self.sync_column!r}: value {s[pos]:g} in row {plain_value(X.index[pos])!r} "
+                             f"is more than the row's step time {y[pos]:g}: the time spent synchronising is part of "
+                             "the step (same units as the target?)")
         return s
 
     def fit(self, X, y):

@@ -515,7 +515,7 @@ class SymbolicModel(PerformanceForm):
         operations within the node budget, ...) and set it on ``model``."""
         num, cat, ext, fixed, functions = checked
         reader.roles(num, cat, ext)
-        categories = reader.levels("categories", cat, nonempty=True)
+        categories = reader.levels("categories", cat, nonempty=True, as_seen=True)
         constant = reader.constant_columns(num + cat + ext)
         encoded = [c for c in cat if c not in constant]
         encoding = _encoding_from_doc(reader, categories, encoded)

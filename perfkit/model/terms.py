@@ -18,7 +18,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 __all__ = ["Term", "Power", "Interaction", "Level", "LevelSlope", "LevelPair", "PairSlope", "Hinge", "LevelCell",
-           "TERMS", "term_from_list"]
+           "TERMS", "KIND_SETTING", "term_from_list", "terms_from_doc"]
 
 
 @dataclass(frozen=True)
@@ -329,3 +329,37 @@ def term_from_list(value) -> Term | None:
     term = cls(*values)
     names = [v for k, v in zip(names, values) if k in ("column", "other", "slope")]
     return term if all(isinstance(n, str) for n in names) else None
+
+
+#: the setting of :class:`~perfkit.model.forms.LogLinearModel` without which a fit has no term of a kind
+KIND_SETTING = {"interaction": "interactions", "level_slope": "category_terms", "level_pair": "category_pairs",
+                "pair_slope": "pair_slopes", "hinge": "segments", "level_cell": "cells"}
+
+
+def terms_from_doc(reader, categories, log_columns, settings) -> list:
+    """A saved model's terms (``reader["terms"]``, :class:`~perfkit.model.persist.DocReader`) as terms: each of
+    known columns and (non-reference, but for a cell) levels, its categorical columns distinct, no term twice, and
+    each of a kind the model's ``settings`` (:data:`KIND_SETTING` → value) let a fit produce; else one error
+    naming ``fitted.terms[i]``."""
+    terms = reader["terms"]
+    if not isinstance(terms, list):
+        raise reader.fail(f"fitted.terms: expected a list of terms, got {reader.short(terms)}")
+    specs, names = [], set()
+    for i, t in enumerate(terms):
+        term = term_from_list(t)
+        first = 0 if term is not None and term.reference_ok else 1  # a cell may hold a reference level
+        ok = term is not None and all(x in log_columns for x in term.log_columns()) and all(
+            c in categories and lv in categories[c][first:] for c, lv in term.levels())
+        if ok:
+            cols = [c for c, _ in term.levels()]
+            ok = len(set(cols)) == len(cols) and term.name() not in names
+        if not ok:
+            raise reader.fail(f"fitted.terms[{i}]: {reader.short(t)} is not a term of known columns and levels "
+                              "(distinct columns, not twice)")
+        setting = KIND_SETTING.get(term.kind)
+        if setting is not None and not settings[setting]:
+            raise reader.fail(f"fitted.terms[{i}]: a {term.kind} term, which a fit with {setting}=False never has "
+                              f"(settings.{setting})")
+        specs.append(term)
+        names.add(term.name())
+    return specs

@@ -19,7 +19,7 @@ import numpy as np
 
 from .._checks import check_int, check_number
 
-__all__ = ["validate_frame", "validate_target", "column_list", "missing_column_error", "numeric_column",
+__all__ = ["validate_frame", "validate_target", "check_levels", "column_list", "missing_column_error", "numeric_column",
            "check_unique_roles", "check_int", "check_number", "as_times", "broadcast_named", "wrap_like", "MAX_TIME",
            "MISSING_LEVEL_HINT", "plain_value"]
 
@@ -240,7 +240,8 @@ def validate_frame(
         Missing or misspelt column (with a suggestion, or the reason a column of
         the same text does not match: an integer name, another Unicode form,
         spaces around it), a column used twice, a column name that appears twice
-        in ``X``, NaN/inf, non-numeric values, a numeric or extrinsic column
+        in ``X``, a categorical level a saved model could not keep (in fit, without
+        ``categories``: :func:`check_levels`), NaN/inf, non-numeric values, a numeric or extrinsic column
         whose dtype or values are not real numbers (complex, dates, durations,
         periods, intervals, True/False; named with the dtype), values <= 0 in a
         powered column, a missing level (the message says how to keep ``NA`` or
@@ -275,7 +276,9 @@ def validate_frame(
                 pos = int(np.flatnonzero(na)[0])
                 raise ValueError(f"categorical column {col!r}: missing value {plain_value(s.iloc[pos])!r} in row "
                                  f"{_row_label(X, pos)!r}; " + MISSING_LEVEL_HINT.format(col=col))
-            if categories is not None:
+            if categories is None:
+                check_levels(X, [col])
+            else:
                 known = set(categories[col])
                 unseen = ~s.isin(known).to_numpy()
                 if unseen.any():
@@ -294,6 +297,23 @@ def validate_frame(
                 "(it is raised to a fitted power)"
             )
     return X
+
+
+def check_levels(X, categorical) -> None:
+    """Every level of the ``categorical`` columns of ``X`` is one a saved model keeps as it is: a string or a
+    finite number (True/False, inf, dates, tuples and other objects would not read back from the model's JSON).
+    Raises one ValueError naming the column, the level and its type."""
+    import pandas as pd
+
+    from .persist import is_finite
+
+    for col in categorical:
+        for level in pd.unique(X[col].to_numpy(dtype=object)):
+            value = level.item() if hasattr(level, "item") and not isinstance(level, str) else level
+            if isinstance(value, bool) or not (isinstance(value, str) or is_finite(value)):
+                raise ValueError(f"categorical column {col!r}: level {value!r} ({type(level).__name__}) cannot be "
+                                 "saved in the model's JSON and read back as the same level; write the levels as "
+                                 "text (e.g. yes/no) or as numbers")
 
 
 def validate_target(y, X=None, name: str = "y", positive: bool = False):

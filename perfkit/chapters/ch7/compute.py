@@ -176,8 +176,9 @@ def inputs(p: Params) -> list[Path]:
 CLUSTER_KEYS = ("cluster", "jobs", "fit_max", "test_min", "test_max", "inner_splits", "selected_mape", "place",
                 "models", "best_baseline", "best_baseline_mape", "coverage", "test_rows", "kendall_tau_vs_pollux")
 #: columns a row may lack (results written before them): the selected model's margin over the best baseline, points,
-#: and its 95 % interval ``[lo, hi]``
-OPTIONAL_CLUSTER_KEYS = ("margin", "margin_interval")
+#: and its 95 % interval ``[lo, hi]``; the selected model's and the best baseline's scores on the inner splits (%)
+OPTIONAL_CLUSTER_KEYS = ("margin", "margin_interval", "inner_selected", "inner_best_baseline",
+                         "inner_best_baseline_score")
 
 
 def read_clusters(p: Params) -> list | None:
@@ -198,6 +199,14 @@ def read_clusters(p: Params) -> list | None:
             if iv is not None and not (isinstance(iv, list) and len(iv) == 2 and all(
                     isinstance(v, (int, float)) and not isinstance(v, bool) for v in iv)):
                 raise ValueError(f"cluster {r['cluster']!r}: margin_interval {iv!r} is not [lo, hi]")
+            for key in ("inner_selected", "inner_best_baseline_score"):
+                v = r[key]
+                if v is not None and (isinstance(v, bool) or not isinstance(v, (int, float)) or not np.isfinite(v)):
+                    raise ValueError(f"cluster {r['cluster']!r}: {key} {v!r} is not a number")
+            if (r["inner_selected"] is None) != (r["inner_best_baseline_score"] is None) or (
+                    r["inner_best_baseline_score"] is not None and not isinstance(r["inner_best_baseline"], str)):
+                raise ValueError(f"cluster {r['cluster']!r}: inner_selected, inner_best_baseline and "
+                                 "inner_best_baseline_score go together (numbers and a baseline's name)")
         return out
     except (ValueError, KeyError, TypeError) as exc:
         missing = f"no key {exc}" if isinstance(exc, KeyError) else str(exc).splitlines()[0]

@@ -74,7 +74,8 @@ def ch7_readings(res) -> dict:
 
 def _not_first(rows) -> list[str]:
     """Each cluster where the selected form is not first, with its margin over the best baseline and that margin's
-    95 % interval where the results hold it (worse: the interval lies above 0; not distinguishable: it holds 0)."""
+    95 % interval where the results hold it (worse: the interval lies above 0; not distinguishable: it holds 0), and
+    whether the fit rows' inner splits already favoured a baseline there."""
     out = []
     for _, m in rows.iterrows():
         margin = m["margin, points"]
@@ -82,5 +83,17 @@ def _not_first(rows) -> list[str]:
             out.append(str(m["cluster"]))
             continue
         out.append(f"{m['cluster']}: {margin:+.1f} points behind {m['best baseline']} [{m['margin lower']:+.1f}, "
-                   f"{m['margin upper']:+.1f}], {margin_side(m['margin lower'], m['margin upper'])}")
+                   f"{m['margin upper']:+.1f}], {margin_side(m['margin lower'], m['margin upper'])}"
+                   + _inner_said(m))
     return out
+
+
+def _inner_said(m) -> str:
+    """Whether the fit rows alone (the inner splits) already favoured a baseline; "" in results without it."""
+    sel, base = m.get("inner: selected %", np.nan), m.get("inner: best baseline %", np.nan)
+    if not (np.isfinite(sel) and np.isfinite(base)):
+        return ""
+    if base < sel:
+        return (f"; the fit rows foresaw it ({m['inner: best baseline']} {base:.1f} % vs {sel:.1f} % on the inner "
+                "splits)")
+    return f"; the fit rows did not foresee it (selected {sel:.1f} % vs {m['inner: best baseline']} {base:.1f} % inner)"

@@ -70,11 +70,18 @@ def with_extrap(table, extrap: dict | None, kind: str):
 def clusters_table(rows) -> pd.DataFrame:
     """One row per cluster (:func:`~.compute.read_clusters`): the split, the selected model's median MAPE and place,
     the best baseline, the selected model's margin over it (points, with its 95 % interval; NaN in results written
-    before the margin), the coverage of the 90 % intervals and Kendall's τ against Pollux's ranking."""
+    before the margin), the coverage of the 90 % intervals, Kendall's τ against Pollux's ranking, and what the fit
+    rows alone said: the selected model's and the best baseline's scores on the inner splits (NaN and "" in results
+    written before them)."""
     return pd.DataFrame([{
         "cluster": r["cluster"], "jobs": len(r["jobs"]),
         "fit → test GPUs": f"<= {r['fit_max']:g} → {r['test_min']:g}–{r['test_max']:g}",
-        "inner splits": r["inner_splits"], "selected MAPE %": r["selected_mape"],
+        "inner splits": r["inner_splits"],
+        "inner: selected %": np.nan if r.get("inner_selected") is None else r["inner_selected"],
+        "inner: best baseline": r.get("inner_best_baseline") or "",
+        "inner: best baseline %": (np.nan if r.get("inner_best_baseline_score") is None
+                                   else r["inner_best_baseline_score"]),
+        "selected MAPE %": r["selected_mape"],
         "place": f"{r['place']} of {r['models']}", "best baseline": r["best_baseline"],
         "best baseline MAPE %": r["best_baseline_mape"],
         "margin, points": np.nan if r.get("margin") is None else r["margin"],
