@@ -19,7 +19,8 @@ import stat
 import tempfile
 from pathlib import Path
 
-__all__ = ["MAX_INPUT_BYTES", "atomic_write", "append_bytes", "check_output", "check_input_file", "read_csv"]
+__all__ = ["MAX_INPUT_BYTES", "atomic_write", "append_bytes", "check_output", "check_input_file", "csv_with_column",
+           "is_perfkit_model", "read_csv"]
 
 
 #: the largest input file perfkit reads (bytes): a device or a runaway file is refused instead of filling memory
@@ -74,17 +75,22 @@ def _same_file(a: Path, b: Path) -> bool:
     return a.resolve() == b.resolve()
 
 
-def check_output(path, flag: str = "--out", inputs=()) -> Path:
-    """Refuse an output that is not a regular file or a new path, one of ``inputs``, or in a folder that does
-    not exist or is not writable.
+def check_output(path, flag: str = "--out", inputs=(), ours=None) -> Path:
+    """Refuse an output that is not a regular file or a new path, one of ``inputs``, in a folder that does
+    not exist or is not writable, or (with ``ours``, a test of a file's contents) an existing file that is not
+    one this command writes.
 
-    A folder, a symbolic link, a device (``/dev/null``), a FIFO or a socket is refused: perfkit replaces its
-    outputs (:func:`atomic_write`), which would put a regular file in their place. Called before any work
-    starts, so a long fit is never lost to a bad ``--out``.
+    A folder, a path ending in ``/``, a symbolic link, a device (``/dev/null``), a FIFO or a socket is refused:
+    perfkit replaces its outputs (:func:`atomic_write`), which would put a regular file in their place. An
+    existing file is replaced only when ``ours`` is None or ``ours(path)`` (e.g. :func:`is_perfkit_model`): a
+    file of measurements given by mistake is never overwritten. Called before any work starts, so a long fit is
+    never lost to a bad ``--out``.
     """
     p = Path(path)
     if not str(path).strip():
         raise ValueError(f"{flag}: expected a file name, got an empty path")
+    if str(path).endswith(("/", os.sep)):
+        raise ValueError(f"{flag} {str(path)!r}: a path ending in / names a folder; give a file name")
     try:
         st = os.lstat(p)
     except FileNotFoundError:
@@ -106,12 +112,41 @@ def check_output(path, flag: str = "--out", inputs=()) -> Path:
         if _same_file(p, s):
             raise ValueError(f"{flag} {str(p)!r} is the input {str(s)!r}; writing there would destroy it — "
                              "choose another file")
+    if st is not None and ours is not None and not ours(p):
+        raise ValueError(f"{flag} {str(p)!r} exists and is not {ours.__doc__.strip().rstrip('.')}; perfkit would "
+                         "replace it: choose another file name (or remove that file first)")
     parent = p.parent if str(p.parent) else Path(".")
     if not parent.is_dir():
         raise ValueError(f"{flag} {str(p)!r}: the folder {str(parent)!r} does not exist")
     if not os.access(parent, os.W_OK):
         raise ValueError(f"{flag} {str(p)!r}: the folder {str(parent)!r} is not writable")
     return p
+
+
+def is_perfkit_model(path) -> bool:
+    """a model JSON that perfkit wrote."""
+    import json
+
+    try:
+        with open(path, encoding="utf-8") as fh:
+            doc = json.load(fh)
+    except (OSError, ValueError):
+        return False
+    return isinstance(doc, dict) and isinstance(doc.get("format"), str) and doc["format"].startswith("perfkit.")
+
+
+def csv_with_column(column: str):
+    """A test for :func:`check_output`: the file is a CSV whose header names ``column`` (a table of this kind that
+    perfkit wrote)."""
+    def ours(path) -> bool:
+        try:
+            with open(path, newline="", encoding="utf-8-sig") as fh:
+                header = next(csv.reader(fh), None)
+        except (OSError, ValueError, csv.Error):
+            return False
+        return bool(header) and column in header
+    ours.__doc__ = f"a table perfkit wrote (a CSV with a {column!r} column)"
+    return ours
 
 
 def atomic_write(path, data: str | bytes) -> Path:
@@ -167,11 +202,11 @@ NA_IS_LEVEL_HELP = ("read cells such as NA, None or null as text (a categorical 
                     "cells are missing")
 
 
-def read_csv(path, what: str = "CSV", na_is_level: bool = False):
+def read_csv(path, what: str = "CSV", na_is_level: bool = False, require_rows: bool = False):
     """Read a user's CSV as a DataFrame; one clear error for every way it can be unusable.
 
-    Refuses a missing file, a folder, an unreadable or empty file, a file that is
-    not CSV, and duplicate column names (pandas would silently rename the second
+    Refuses a missing file, a folder, an unreadable or empty file, a file that is not CSV, duplicate column
+    names, and with ``require_rows`` a header without data rows (pandas would silently rename the second
     ``x`` to ``x.1`` and the model would ignore it). With ``na_is_level`` only empty cells are
     missing: ``NA``, ``None``, ``null`` … stay text (a level of a categorical column).
     """
@@ -194,8 +229,11 @@ def read_csv(path, what: str = "CSV", na_is_level: bool = False):
                              "rename one of them")
         seen.add(name)
     try:
-        return pd.read_csv(p, keep_default_na=False, na_values=[""]) if na_is_level else pd.read_csv(p)
+        df = pd.read_csv(p, keep_default_na=False, na_values=[""]) if na_is_level else pd.read_csv(p)
     except pd.errors.EmptyDataError:
         raise ValueError(f"{what} {str(p)!r} is empty") from None
     except (pd.errors.ParserError, UnicodeDecodeError) as exc:
         raise ValueError(f"{what} {str(p)!r}: not a readable CSV ({str(exc).strip()})") from None
+    if require_rows and not len(df):
+        raise ValueError(f"{what} {str(p)!r} has a header but no data rows")
+    return df

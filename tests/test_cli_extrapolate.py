@@ -137,7 +137,7 @@ def test_inflation_widens_the_saved_intervals_by_its_factor(capsys, files):
     _one_error(_run(capsys, "fit", files.syn, *SYN, "--form", "loglinear", "--inflation", "2",
                     "--out", files.dir / "x.json"), r"--inflation .* needs --extrapolate")
     _one_error(_run(capsys, "fit", files.syn, *SYN, "--form", "loglinear", "--extrapolate", "gpus:8",
-                    "--inflation", "0", "--out", files.dir / "x.json"), r"--inflation: expected a finite number > 0")
+                    "--inflation", "0", "--out", files.dir / "x.json"), r"--inflation: expected a number > 0 and at most 100")
     _one_error(_run(capsys, "fit", files.syn, *SYN, "--extrapolate", "gpus:8", "--inflation", "2",
                     "--out", files.dir / "x.json"), r"--form thesis saves them only with --calibrate")
 

@@ -211,7 +211,7 @@ def test_constant_held_out_target_is_refused_before_fitting():
 
 @pytest.mark.parametrize("levels", [["a", "b"], [1, 2], [0.5, 1.5], np.array([3, 4], dtype=np.int64)])
 def test_levels_that_read_back_pass(levels):
-    from perfkit.cli.fit_checks import check_levels
+    from perfkit.model.validation import check_levels
 
     check_levels(pd.DataFrame({"c": list(levels)}), ["c"])
 
@@ -219,7 +219,7 @@ def test_levels_that_read_back_pass(levels):
 @pytest.mark.parametrize("levels", [[True, False], [pd.Timestamp("2020-01-01"), pd.Timestamp("2021-01-01")],
                                     [1 + 2j, 3j]])
 def test_levels_that_do_not_read_back_are_refused(levels):
-    from perfkit.cli.fit_checks import check_levels
+    from perfkit.model.validation import check_levels
 
     with pytest.raises(ValueError, match="^categorical column 'c': level .* cannot be saved"):
         check_levels(pd.DataFrame({"c": levels}), ["c"])

@@ -43,8 +43,9 @@ def _role_of(col, roles, step, target):
     return None
 
 
-def _check_phases(X, phases, roles, step, target) -> None:
-    """Each ``--phases`` column: in the CSV, no other role (never a feature), numbers, finite and >= 0."""
+def _check_phases(X, y, phases, roles, step, target) -> None:
+    """Each ``--phases`` column: in the CSV, no other role (never a feature), numbers, finite, >= 0 and at most the
+    row's ``--target`` ``y`` (a phase is part of the step)."""
     if len(set(phases)) < len(phases):
         raise ValueError(f"--phases {','.join(phases)}: a column is named twice")
     for col in phases:
@@ -60,14 +61,20 @@ def _check_phases(X, phases, roles, step, target) -> None:
             pos = int(np.flatnonzero(bad)[0])
             raise ValueError(f"--phases column {col!r}: value {v[pos]:g} in row {plain_value(X.index[pos])!r} is "
                              "negative; a measured phase is a time >= 0 (seconds per step)")
+        over = v > np.asarray(y, dtype=float)
+        if over.any():
+            pos = int(np.flatnonzero(over)[0])
+            raise ValueError(f"--phases column {col!r}: value {v[pos]:g} in row {plain_value(X.index[pos])!r} is more "
+                             f"than the row's --target {target!r} ({np.asarray(y)[pos]:g}); a measured phase is part "
+                             "of the step (the same units?)")
 
 
-def check_measure_columns(args, X, roles) -> list:
+def check_measure_columns(args, X, y, roles) -> list:
     """The columns of ``--phases``, the step flags and ``--extrapolate`` checked against the data ``X`` (the CSV
-    without its target) and the roles, before any fit; returns the phase columns."""
+    without its target ``y``) and the roles, before any fit; returns the phase columns."""
     phases = column_list("phases", args.phases)
     step = step_roles(args)
-    _check_phases(X, phases, roles, step, args.target)
+    _check_phases(X, y, phases, roles, step, args.target)
     if step:
         for flag, col in step.items():
             if col == args.target:
@@ -88,6 +95,11 @@ def check_measure_columns(args, X, roles) -> list:
             pos = int(np.flatnonzero(v <= 0)[0])
             raise ValueError(f"--extrapolate column {col!r}: value {v[pos]:g} in row {plain_value(X.index[pos])!r} "
                              "is not > 0 (the extrapolation factor is the value / MAX)")
+        read = [*roles["numeric"], *roles["extrinsic"], *(step.values() if step else ())]
+        if col not in read:
+            raise ValueError(f"--extrapolate {args.extrapolate}: column {col!r} is not one the model reads (it reads "
+                             f"{', '.join(map(repr, read)) or 'no numeric column'}); extrapolate along a numeric "
+                             "column of the configuration (--numeric, --extrinsic, --gpus, --nodes or --batch)")
     return phases
 
 

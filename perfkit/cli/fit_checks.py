@@ -3,10 +3,8 @@ from __future__ import annotations
 
 import math
 
-from ..model.validation import check_levels
-
 __all__ = ["AUTO", "DEFAULT_CODING", "DEFAULT_FORM", "DEFAULT_INTERVALS", "DEFAULT_METHOD", "DEFAULT_PENALTY",
-           "DEFAULT_TEST_SIZE", "MIN_HELD_OUT", "STEP_FLAGS", "check_fit_flags", "check_form_flags", "check_levels",
+           "DEFAULT_TEST_SIZE", "MIN_HELD_OUT", "STEP_FLAGS", "check_fit_flags", "check_form_flags",
            "check_step_flags", "check_target_spread", "held_out_rows", "parse_extrapolate", "uses_phases"]
 
 #: ``--form`` value that scores every form by cross-validation and keeps one
@@ -77,10 +75,12 @@ def check_fit_flags(args) -> None:
     if args.extrapolate is not None and args.test_size is not None:
         raise ValueError(f"--extrapolate {args.extrapolate} and --test-size {args.test_size:g}: give one; "
                          "--extrapolate holds out the rows beyond its MAX instead of a random share")
+    from ..model.scale_intervals import MAX_INFLATION
+
     inflation = getattr(args, "inflation", 1.0)
-    if not (math.isfinite(inflation) and inflation > 0):
-        raise ValueError(f"--inflation: expected a finite number > 0 (the factor κ on the intervals' width), got "
-                         f"{inflation:g}")
+    if not (math.isfinite(inflation) and 0 < inflation <= MAX_INFLATION):
+        raise ValueError(f"--inflation: expected a number > 0 and at most {MAX_INFLATION:g} (the factor κ on the "
+                         f"intervals' width), got {inflation:g}")
     if inflation != 1.0 and args.extrapolate is None:
         raise ValueError("--inflation widens the intervals beyond the fitted scale: it needs --extrapolate COL[:MAX]")
     if args.extrapolate is not None:
@@ -162,6 +162,12 @@ def check_form_flags(args) -> None:
         raise ValueError(f"--penalty/--lam/--method/--coding/--scale belong to --form thesis, not --form {args.form}")
     if args.form == AUTO and args.intervals == "split":
         raise ValueError("--intervals split: the form search calibrates from its own folds; use studentized or cv+")
+    if args.intervals != DEFAULT_INTERVALS:
+        if args.extrapolate is not None:
+            raise ValueError(f"--intervals {args.intervals}: with --extrapolate the intervals are calibrated on inner "
+                             "extrapolation splits and widen with the distance; leave --intervals out")
+        if args.form == DEFAULT_FORM and not args.calibrate:
+            raise ValueError(f"--intervals {args.intervals}: --form thesis calibrates intervals only with --calibrate")
     if getattr(args, "select", None) is not None:
         if args.form != AUTO:
             raise ValueError(f"--select belongs to --form auto (the form search), not --form {args.form}")

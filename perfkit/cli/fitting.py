@@ -13,7 +13,7 @@ import warnings
 import pandas as pd
 from sklearn.base import clone
 
-from .._io import check_output, read_csv
+from .._io import check_output, is_perfkit_model, read_csv
 from ..model.baselines import compare_models, make_baseline, train_test_split_frame
 from ..model.fitting import RepeatedFit, fit_repeated, parameters_on_bounds
 from ..model.generic import ConstantColumnWarning, GenericPerformanceModel
@@ -21,12 +21,12 @@ from ..model.intervals import ConformalRegressor, ExtrapolationWarning, coverage
 from ..model.roles import IgnoredColumnWarning
 from ..model.search import make_form, search_forms, step_candidates
 from ..model.stepmodels import STEP_FORMS
-from ..model.validation import column_list, missing_column_error, validate_frame, validate_target
+from ..model.validation import check_levels, column_list, missing_column_error, validate_frame, validate_target
 from .common import duration, pairs, print_warnings
 from .extrapolate import (check_measure_columns, extrapolation_split, fitted_baselines, phases_line,
                           print_factor_table, scale_model, step_form, step_roles)
 from .fit_checks import (AUTO, DEFAULT_FORM, DEFAULT_PENALTY, DEFAULT_TEST_SIZE, check_fit_flags, check_form_flags,
-                         check_levels, check_target_spread, held_out_rows)
+                         check_target_spread, held_out_rows)
 
 __all__ = ["fit_command", "fit_other_form", "fit_thesis_form", "prepare"]
 
@@ -38,7 +38,7 @@ def fit_command(args) -> None:
     """``perfkit fit`` after argparse: the checks, then the thesis form's seeds or another form (see
     :func:`perfkit.cli.fit.run`)."""
     check_fit_flags(args)
-    check_output(args.out, "--out", inputs=[args.csv])
+    check_output(args.out, "--out", inputs=[args.csv], ours=is_perfkit_model)
     model, roles, fixed, split, scale, phases = prepare(args)
     if phases:
         print(phases_line(args, phases), flush=True)
@@ -54,7 +54,7 @@ def prepare(args):
     """``(unfitted thesis-form model, column roles, --fixed constants, (X_tr, X_te, y_tr, y_te), scale, phases)``,
     all checked: ``scale`` (COL, MAX) of ``--extrapolate`` or None; ``phases`` the ``--phases`` columns, dropped
     from ``X_te`` (the held-out rows are predicted from the configuration alone)."""
-    df = read_csv(args.csv, "data CSV", na_is_level=args.na_is_level)
+    df = read_csv(args.csv, "data CSV", na_is_level=args.na_is_level, require_rows=True)
     if args.target not in df.columns:
         raise missing_column_error(df, args.target, "target")
     roles = dict(numeric=column_list("numeric", args.numeric), categorical=column_list("categorical", args.categorical),
@@ -79,7 +79,7 @@ def prepare(args):
                   index=df.index, name=args.target)
     check_levels(X, roles["categorical"])
     check_target_spread(y, f"target column {args.target!r}")
-    phases = check_measure_columns(args, X, roles)
+    phases = check_measure_columns(args, X, y, roles)
     split, scale = _split(args, X, y)
     return model, roles, fixed, (split[0], split[1].drop(columns=phases), split[2], split[3]), scale, phases
 
@@ -88,15 +88,28 @@ def _split(args, X, y):
     """The fit and held-out rows: the rows beyond ``--extrapolate COL[:MAX]`` (and (COL, MAX)), or a random
     ``--test-size`` share (and None)."""
     uses_folds = args.form != DEFAULT_FORM or args.calibrate  # the form search and the intervals refit on folds
-    min_fit = max(2, args.cv if uses_folds else 2)
+    folds = args.cv * (2 if args.form == AUTO else 1) if uses_folds else 2  # the search needs 2 rows per fold
+    needs = "the form search needs 2·cv" if args.form == AUTO else "the intervals need cv"
+    if uses_folds and folds > len(X) - 2:  # named before a split's own limits would blame --test-size or MAX
+        raise ValueError(f"--cv {args.cv}: {needs} = {folds} rows to fit, and the data has {len(X)} rows (at least 2 "
+                         "are held out); give a smaller --cv")
     if args.extrapolate is not None:
-        split, scale = extrapolation_split(args, X, y, min_fit)
+        split, scale = extrapolation_split(args, X, y, 2)
         hint = f"; give another MAX (--extrapolate {scale[0]}:MAX)"
     else:
         n_test = held_out_rows(DEFAULT_TEST_SIZE if args.test_size is None else args.test_size, len(X),
-                               min_fit=min_fit)
+                               min_fit=2)
         split, scale = tuple(train_test_split_frame(X, y, test_size=n_test, random_state=0)), None
         hint = "; give another --test-size"
+    if uses_folds and len(split[0]) < folds:
+        n_fit, n_test = len(split[0]), len(split[1])
+        if scale:
+            where = f"--extrapolate {scale[0]}:{scale[1]:g} leaves {n_fit} rows to fit"
+        else:
+            where = (f"--test-size {DEFAULT_TEST_SIZE if args.test_size is None else args.test_size:g}: holding out "
+                     f"{n_test} of the {len(X)} rows leaves {n_fit} to fit")
+        raise ValueError(f"{where}; the fit needs at least {folds} (--cv {args.cv}: {needs} = {folds}); give a "
+                         "smaller --cv" + (" or a larger MAX" if scale else " or a smaller --test-size"))
     check_target_spread(split[3], f"target column {args.target!r} on the {len(split[3])} held-out rows", hint=hint)
     return split, scale
 
@@ -263,10 +276,12 @@ def fit_other_form(args, roles, fixed, X_tr, X_te, y_tr, y_te, scale=None, phase
 
 def _print_coverage(model, X_te, y_te, scale) -> None:
     """The share of the held-out rows inside the model's 90 % intervals."""
-    with warnings.catch_warnings():
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
         if scale:  # every held-out row lies beyond the fit rows by design: no warning for each
             warnings.simplefilter("ignore", ExtrapolationWarning)
         iv = model.predict_interval(X_te, 0.9)
+    print_warnings(caught)
     widen = f" (widening with the distance beyond {scale[0]} = {scale[1]:g})" if scale else ""
     print(f"90 % intervals{widen} cover {100 * coverage_of(iv, y_te):.1f} % of the {len(y_te)} held-out rows")
 

@@ -6,6 +6,8 @@ import sys
 from .._io import NA_IS_LEVEL_HELP
 from .common import check_interval, need_intervals, print_warnings
 
+#: the columns ``perfkit predict`` writes beside the configurations
+OUTPUT_COLUMNS = ("predicted", "lower", "upper", "extrapolated", "distance")
 #: the subcommand's line in ``perfkit --help``
 HELP = "predict times for configurations with a saved model"
 
@@ -23,7 +25,10 @@ def add_arguments(parser) -> None:
 
 
 def run(args, argv=None) -> None:
-    """``perfkit predict``: ``--out`` may not be a folder, the model or the configurations; written atomically.
+    """``perfkit predict``: ``--out`` may not be a folder, the model, the configurations or an existing file other
+    than a table of predictions (with a ``predicted`` column); written atomically. Columns of an earlier
+    prediction in the configurations (:data:`OUTPUT_COLUMNS` the model does not read) are dropped, with a note,
+    so that no output mixes two models' numbers.
 
     ``extrapolated`` marks the rows outside the data the model was fitted on (a value beyond the fitted range of
     a column, or a level not seen), and one warning line says how many and which columns; a model saved
@@ -35,18 +40,25 @@ def run(args, argv=None) -> None:
     """
     import warnings
 
-    from .._io import atomic_write, check_output, read_csv
+    from .._io import atomic_write, check_output, csv_with_column, read_csv
     from ..model.intervals import extrapolation
     from ..model.persist import load_model
+    from ..model.whatif import model_columns
 
     if args.interval is not None:
         check_interval(args.interval)
     if args.out:
-        check_output(args.out, "--out", inputs=[args.model, args.csv])
+        check_output(args.out, "--out", inputs=[args.model, args.csv], ours=csv_with_column("predicted"))
     model = load_model(args.model)
     if args.interval is not None:
         need_intervals(model, args.model)
-    df = read_csv(args.csv, "configurations CSV", na_is_level=args.na_is_level)
+    df = read_csv(args.csv, "configurations CSV", na_is_level=args.na_is_level, require_rows=True)
+    read = model_columns(model) or []
+    stale = [c for c in OUTPUT_COLUMNS if c in df.columns and c not in read]
+    if stale:  # an earlier prediction's columns: replaced as a whole, never mixed with this model's
+        df = df.drop(columns=stale)
+        print(f"perfkit: note: {args.csv} has the output columns {', '.join(stale)} (an earlier prediction?); "
+              "they are replaced by this model's", file=sys.stderr, flush=True)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         if args.interval is None:

@@ -16,8 +16,8 @@ def add_arguments(parser) -> None:
     """The options of ``perfkit whatif``."""
     parser.add_argument("model", help="model JSON written by `perfkit fit`")
     parser.add_argument("--base", required=True,
-                        help="the configuration to start from: a CSV file (its first row, or --row) or "
-                             "key=value pairs, e.g. num_filters=8,kernel_size=5,...")
+                        help="the configuration to start from: a CSV file (its first row, or --row) or, when no "
+                             "such file exists, key=value pairs, e.g. num_filters=8,kernel_size=5,...")
     parser.add_argument("--row", type=int, default=0, help="row of the --base CSV (default 0)")
     parser.add_argument("--vary", required=True, help="column=values, e.g. workers=1,2,4,8,16")
     parser.add_argument("--interval", type=float, default=0.9, metavar="COVERAGE",
@@ -30,14 +30,14 @@ def add_arguments(parser) -> None:
 def _check_outputs(args, base_file) -> str | None:
     """``--out`` and ``--plot`` checked before any work: neither an input (the model, the ``--base`` CSV) nor the
     other output; the figure's format (from the suffix of ``--plot``) one matplotlib writes. Returns that format."""
-    from .._io import check_output
+    from .._io import check_output, csv_with_column
 
     if args.out and args.plot and os.path.realpath(args.out) == os.path.realpath(args.plot):
         raise ValueError(f"--plot {args.plot!r} is also --out: the figure would replace the table; "
                          "give two file names")
-    for flag, path in (("--out", args.out), ("--plot", args.plot)):
+    for flag, path, ours in (("--out", args.out, csv_with_column("predicted")), ("--plot", args.plot, None)):
         if path:
-            check_output(path, flag, inputs=[args.model, base_file])
+            check_output(path, flag, inputs=[args.model, base_file], ours=ours)
     if not args.plot:
         return None
     from matplotlib.figure import Figure
@@ -63,7 +63,7 @@ def run(args, argv=None) -> None:
 
     from .._io import atomic_write, check_input_file, read_csv
     from ..model.persist import load_model
-    from ..model.whatif import whatif
+    from ..model.whatif import model_columns, whatif
 
     check_interval(args.interval)
     col, sep, values = args.vary.partition("=")
@@ -71,17 +71,22 @@ def run(args, argv=None) -> None:
     grid = [number_or_text(v.strip()) for v in values.split(",") if v.strip()]
     if not sep or not col or not grid:
         raise ValueError(f"--vary: expected column=v1,v2,..., e.g. workers=1,2,4,8; got {args.vary!r}")
-    pairs_given = "=" in args.base and not args.base.lower().endswith(".csv")
+    pairs_given = "=" in args.base and not os.path.exists(args.base) and not args.base.lower().endswith(".csv")
     plot_format = _check_outputs(args, None if pairs_given else args.base)
     model = load_model(args.model)
     need_intervals(model, args.model)
     if pairs_given:
         base = pairs(args.base, "--base")
     else:
-        frame = read_csv(check_input_file(args.base, "--base CSV"), "--base CSV", na_is_level=args.na_is_level)
+        frame = read_csv(check_input_file(args.base, "--base CSV"), "--base CSV", na_is_level=args.na_is_level,
+                         require_rows=True)
         if not 0 <= args.row < len(frame):
             raise ValueError(f"--row: {args.base} has rows 0 to {len(frame) - 1}, not {args.row}")
         base = frame.iloc[args.row].to_dict()
+        empty = [c for c in (model_columns(model) or []) if c in base and pd.isna(base[c])]
+        if empty:
+            raise ValueError(f"--base CSV {args.base!r}, row {args.row} (--row): column {empty[0]!r} is empty; give "
+                             "a row with every column the model reads")
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         table = whatif(model, base, col, grid, args.interval)

@@ -43,8 +43,8 @@ def _column(frame, column):
     if not isinstance(column, str):
         raise ValueError(f"column: expected the name of the scale column, got {column!r}")
     if column not in frame.columns:
-        raise missing_column_error(frame, column, "scale")
-    v = numeric_column(frame, column, "scale")
+        raise missing_column_error(frame, column, "extrapolation")
+    v = numeric_column(frame, column, "extrapolation")
     if not np.all(np.isfinite(v) & (v > 0)):
         raise ValueError(f"column {column!r}: the scale column must hold finite numbers > 0")
     return v

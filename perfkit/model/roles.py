@@ -92,10 +92,10 @@ def warn_ignored_columns(model, X, stacklevel: int = 3) -> None:
                       "of the table (they change no prediction)", IgnoredColumnWarning, stacklevel=stacklevel)
 
 
-def count_column(X, col) -> np.ndarray:
+def count_column(X, col, role: str = "count") -> np.ndarray:
     """Column ``col`` of ``X`` as floats, each a whole number >= 1 (a batch, workers, a training-set size):
-    one ``ValueError`` naming the column, the value and the row otherwise."""
-    v = numeric_column(X, col, "column")
+    one ``ValueError`` naming the ``role`` and column, the value and the row otherwise."""
+    v = numeric_column(X, col, role)
     bad = ~((v >= 1) & (v == np.floor(v)))
     if bad.any():
         pos = int(np.flatnonzero(bad)[0])

@@ -35,15 +35,17 @@ from .extrapolation import distance, extrapolation_interval, extrapolation_predi
 from .intervals import ExtrapolationWarning
 from .persist import SavedModel, is_finite, jsonable, model_from_doc
 from .ranges import check_saved_ranges, column_ranges, outside_fitted
-from .validation import column_list, missing_column_error, numeric_column, validate_target
+from .validation import column_list, missing_column_error, numeric_column, plain_value, validate_target
 
-__all__ = ["ScaleIntervalModel", "default_fit_max", "inner_splits", "MIN_INNER_FIT", "MIN_INNER_TEST"]
+__all__ = ["ScaleIntervalModel", "default_fit_max", "inner_splits", "MIN_INNER_FIT", "MIN_INNER_TEST", "MAX_INFLATION"]
 
 #: the fewest rows an inner split fits on and scores, so that a form can be fitted and the scores mean something
 MIN_INNER_FIT = 5
 MIN_INNER_TEST = 2
 #: the inner splits fit on the rows up to fit_max / r for each r (largest first: the farthest extrapolation first)
 INNER_RATIOS = (4.0, 2.0)
+#: the largest ``inflation`` κ accepted (a wider factor on the log half-width gives intervals of 0 to inf seconds)
+MAX_INFLATION = 100.0
 
 
 def default_fit_max(values):
@@ -87,6 +89,14 @@ def _target_name(X) -> str:
     while name in X.columns:
         name += "_"
     return name
+
+
+def _refuse_nonfinite(X, bad, what: str) -> None:
+    """One ``ValueError`` naming the first row of ``X`` marked ``bad`` (a prediction or interval not finite)."""
+    if bad.any():
+        pos = int(np.flatnonzero(bad)[0])
+        raise ValueError(f"X: the {what} for row {plain_value(X.index[pos])!r} is not a finite time > 0: its column "
+                         "values are far outside the fitted range")
 
 
 class ScaleIntervalModel(RowCapabilities, SavedModel, RegressorMixin, BaseEstimator):
@@ -146,7 +156,11 @@ class ScaleIntervalModel(RowCapabilities, SavedModel, RegressorMixin, BaseEstima
         return fit_max, _check_splits(self.splits, fit_max), phases
 
     def _inflation(self) -> float:
-        return check_number("inflation", self.inflation, positive=True)
+        kappa = check_number("inflation", self.inflation, positive=True)
+        if kappa > MAX_INFLATION:
+            raise ValueError(f"inflation: expected at most {MAX_INFLATION:g} (κ widens the intervals' log half-width; "
+                             f"transfer calibration gives about 1 to 3), got {self.inflation!r}")
+        return kappa
 
     @classmethod
     def _setting_names(cls) -> list:
@@ -179,8 +193,8 @@ class ScaleIntervalModel(RowCapabilities, SavedModel, RegressorMixin, BaseEstima
         start = time.perf_counter()
         fit_max, splits, phases = self._settings()
         if self.column not in X.columns:
-            raise missing_column_error(X, self.column, "scale")
-        v = numeric_column(X, self.column, "scale")
+            raise missing_column_error(X, self.column, "extrapolation")
+        v = numeric_column(X, self.column, "extrapolation")
         if v.max() > fit_max:
             raise ValueError(f"column {self.column!r}: the fit rows reach {v.max():g}, above fit_max {fit_max:g}")
         y = validate_target(y, X, positive=True)
@@ -250,19 +264,20 @@ class ScaleIntervalModel(RowCapabilities, SavedModel, RegressorMixin, BaseEstima
 
         q = self.half_width(coverage)
         if self.column not in X.columns:
-            raise missing_column_error(X, self.column, "scale")
-        v = numeric_column(X, self.column, "scale")
+            raise missing_column_error(X, self.column, "extrapolation")
+        v = numeric_column(X, self.column, "extrapolation")
         flags, outside = outside_fitted(X, self.ranges_, self.levels_)
         if outside:
             warnings.warn(outside + f": their intervals widen with the distance beyond {self.column} = "
                                     f"{float(self.fit_max):g}", ExtrapolationWarning, stacklevel=2)
         pred = self.predict(X)
-        if not np.all(np.isfinite(pred) & (pred > 0)):
-            raise ValueError("X: a prediction is not a finite time > 0")
+        _refuse_nonfinite(X, ~(np.isfinite(pred) & (pred > 0)), "prediction")
         if math.isinf(q):
             lower, upper = np.zeros(len(X)), np.full(len(X), np.inf)
         else:
-            lower, upper = extrapolation_interval(pred, v, float(self.fit_max), q)
+            with np.errstate(over="ignore"):
+                lower, upper = extrapolation_interval(pred, v, float(self.fit_max), q)
+            _refuse_nonfinite(X, ~(np.isfinite(upper) & (lower > 0)), "interval")
         return pd.DataFrame({"predicted": pred, "lower": lower, "upper": upper,
                              "distance": distance(v, float(self.fit_max)), "extrapolated": flags.to_numpy()},
                             index=X.index)

@@ -82,7 +82,7 @@ def step_columns(X, gpus: str, nodes: str, batch: str):
     for role, col in (("gpus", gpus), ("nodes", nodes), ("batch", batch)):
         if col not in X.columns:
             raise missing_column_error(X, col, role)
-    K, N = count_column(X, gpus), count_column(X, nodes)
+    K, N = count_column(X, gpus, "gpus"), count_column(X, nodes, "nodes")
     m = numeric_column(X, batch, "batch")
     bad = ~(np.isfinite(m) & (m > 0))
     if bad.any():
