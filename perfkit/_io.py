@@ -20,7 +20,7 @@ import tempfile
 from pathlib import Path
 
 __all__ = ["MAX_INPUT_BYTES", "atomic_write", "append_bytes", "check_output", "check_input_file", "csv_with_column",
-           "is_perfkit_model", "read_csv"]
+           "is_perfkit_model", "path_argument", "read_csv"]
 
 
 #: the largest input file perfkit reads (bytes): a device or a runaway file is refused instead of filling memory
@@ -35,6 +35,14 @@ def _kind(mode: int) -> str:
         if test(mode):
             return word
     return "not a regular file"
+
+
+def path_argument(value, name: str) -> Path:
+    """``value`` as a Path when it is a path (a string or ``os.PathLike`` without NUL characters); else one
+    ValueError naming the argument ``name``."""
+    if not isinstance(value, (str, os.PathLike)) or "\x00" in os.fspath(value) or not str(os.fspath(value)).strip():
+        raise ValueError(f"{name}: expected a path, got {value!r}")
+    return Path(value)
 
 
 def check_input_file(path, what: str = "file", max_bytes: int | None = None) -> Path:
@@ -232,8 +240,8 @@ def read_csv(path, what: str = "CSV", na_is_level: bool = False, require_rows: b
         df = pd.read_csv(p, keep_default_na=False, na_values=[""]) if na_is_level else pd.read_csv(p)
     except pd.errors.EmptyDataError:
         raise ValueError(f"{what} {str(p)!r} is empty") from None
-    except (pd.errors.ParserError, UnicodeDecodeError) as exc:
-        raise ValueError(f"{what} {str(p)!r}: not a readable CSV ({str(exc).strip()})") from None
+    except (pd.errors.ParserError, ValueError) as exc:  # UnicodeDecodeError; a number of thousands of digits
+        raise ValueError(f"{what} {str(p)!r}: not a readable CSV ({str(exc).strip().splitlines()[0]})") from None
     if require_rows and not len(df):
         raise ValueError(f"{what} {str(p)!r} has a header but no data rows")
     return df

@@ -338,7 +338,7 @@ CLI_FIT_CASES = [
     ("csv-duplicate-header", lambda d: [_write(d / "h.csv", "x,x,time\n1,2,3\n"), *FIT, "--out", d / "m.json"],
      r"column 'x' appears twice in the header"),
     ("csv-header-only", lambda d: [_write(d / "h.csv", "x,c,g,time\n"), *FIT, "--out", d / "m.json"],
-     r"X: the table is empty"),
+     r"data CSV .*h.csv. has a header but no data rows"),
     ("out-is-input", lambda d: [d / "data.csv", *FIT, "--out", d / "data.csv"], r"--out '.*data.csv' is the input"),
     ("out-is-folder", lambda d: [d / "data.csv", *FIT, "--out", d], r"--out '.*' is a folder"),
     ("out-folder-missing", lambda d: [d / "data.csv", *FIT, "--out", d / "no" / "m.json"], r"the folder '.*no' does not exist"),

@@ -144,7 +144,7 @@ def test_other_clusters_are_read_from_their_benchmark_and_a_bad_file_is_one_erro
     assert read_clusters(ch7.check_params(clusters_results="")) is None
     assert read_clusters(ch7.check_params(clusters_results=str(tmp_path / "none.json"))) is None
     bad = tmp_path / "bad.json"
-    for text, words in (("{not json", "bad.json is not a bench_scale_clusters.py result"),
+    for text, words in (("{not json", "bad.json. is not a readable JSON file"),
                         (json.dumps({"clusters": [{"cluster": "x"}]}), "no key 'jobs'"),
                         (json.dumps({"clusters": [{**doc["clusters"][0], "margin_interval": "wide"}]}),
                          "cluster 'Pollux': margin_interval 'wide' is not"),

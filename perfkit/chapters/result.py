@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import os
 from dataclasses import dataclass, field
 from numbers import Integral, Real
 from pathlib import Path
@@ -55,7 +56,7 @@ class Check:
 
     def __call__(self, name: str, value) -> None:
         verdict = self.test(value)
-        if verdict is True:
+        if verdict is True or (type(verdict).__name__ == "bool_" and bool(verdict)):  # NumPy's True too
             return
         problem = verdict if isinstance(verdict, str) else f"got {value!r}"
         raise ParameterError(f"{name}: {problem}; expected {self.allowed}")
@@ -79,8 +80,14 @@ def at_least(low: int, also: tuple = (), why: str = "") -> Check:
 def number_at_least(low: float, strict: bool = False) -> Check:
     """A finite number ``>= low`` (``> low`` with ``strict``)."""
     op = ">" if strict else ">="
-    return Check(f"a finite number {op} {low:g}",
-                 lambda v: _is_number(v) and math.isfinite(v) and (v > low if strict else v >= low))
+
+    def test(v):
+        try:
+            return _is_number(v) and math.isfinite(v) and (v > low if strict else v >= low)
+        except OverflowError:  # an int too large for a float
+            return False
+
+    return Check(f"a finite number {op} {low:g}", test)
 
 
 def one_of(*values) -> Check:
@@ -146,9 +153,12 @@ def existing_file(what: str, empty: str = "") -> Check:
 
 
 def optional_file(allowed: str) -> Check:
-    """A path to a file that is read when it exists (a missing one is allowed: what reads it says "not run"), or
-    ``""``; a folder is refused. ``allowed`` says so in words."""
+    """A path to a JSON file that is read when it exists (a missing one is allowed: what reads it says "not run"),
+    or ``""``; a folder, or an existing file that is not one JSON object, is refused (before any work, so that a
+    damaged results file never ends a chapter after its fits). ``allowed`` says so in words."""
     def test(v):
+        import json
+
         from ..schema import resolve
 
         if v == "":
@@ -156,7 +166,17 @@ def optional_file(allowed: str) -> Check:
         if not isinstance(v, str) or not v.strip():
             return False
         path = resolve(v)
-        return f"{v!r} is a folder ({path})" if path.is_dir() else True
+        if path.is_dir():
+            return f"{v!r} is a folder ({path})"
+        if not path.exists():
+            return True
+        if not path.is_file():
+            return f"{v!r} is not a regular file ({path})"
+        try:
+            doc = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError, RecursionError) as exc:  # UnicodeDecodeError is a ValueError
+            return f"{v!r} is not a readable JSON file ({str(exc).splitlines()[0][:120]})"
+        return True if isinstance(doc, dict) else f"{v!r} holds a JSON {type(doc).__name__}, not an object"
 
     return Check(allowed, test)
 
@@ -168,8 +188,19 @@ def output_folder(what: str) -> Check:
             return True
         if not isinstance(v, str) or not v.strip():
             return False
+        if "\x00" in v:
+            return f"{v!r} holds a NUL character"
         path = Path(v).expanduser()
-        return f"{v!r} is a file" if path.exists() and not path.is_dir() else True
+        if path.exists() and not path.is_dir():
+            return f"{v!r} is a file"
+        ancestor = path.absolute()
+        while not ancestor.exists():  # the nearest existing folder above it is where it would be created
+            ancestor = ancestor.parent
+        if not ancestor.is_dir():
+            return f"{v!r} cannot be created: {str(ancestor)!r} is a file"
+        if not os.access(ancestor, os.W_OK):
+            return f"{v!r} cannot be created: {str(ancestor)!r} is not writable"
+        return True
 
     test.path_kind = "folder"
     return Check(f'a folder (created when missing) or "" for {what}', test)
@@ -201,6 +232,7 @@ def make_params(cls, given: dict):
     ``cls.CHECKS`` on every value (given or default); the first that is not allowed raises one
     :class:`ParameterError` naming the parameter, its value and what is allowed."""
     fields = {f.name: f for f in dataclasses.fields(cls)}
+    given = {k: _plain(v) for k, v in given.items()}
     unknown = sorted(set(given) - set(fields))
     if unknown:
         raise ParameterError(f"{unknown[0]}: not a parameter of this chapter (parameters: {', '.join(fields)})")
@@ -219,6 +251,16 @@ def make_params(cls, given: dict):
         if name in checks:
             checks[name](name, given.get(name, fields[name].default))
     return cls(**given)
+
+
+def _plain(v):
+    """A NumPy scalar as the Python one (``np.float64(0.1)`` → 0.1), in lists and tuples too; anything else
+    unchanged."""
+    if type(v).__module__ == "numpy" and hasattr(v, "item") and getattr(v, "ndim", None) == 0:
+        return v.item()
+    if isinstance(v, (list, tuple)):
+        return type(v)(_plain(x) for x in v)
+    return v
 
 
 def checked_params(params, kwargs: dict, cls, check):

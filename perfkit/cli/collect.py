@@ -104,6 +104,8 @@ def run(args, argv=None) -> None:
                "volumes": (None if args.volumes is None
                            else [parse_volume(v, "--volumes") for v in split(args.volumes, "volumes")]),
                "filters": ints(args.filters, "filters")}
+    if args.out is not None and not args.out.strip():
+        raise ValueError("--out: expected a file name, got an empty path (leave --out out for the default file)")
     given = {k: v for k, v in options.items() if v is not None}
     unknown = sorted(set(given) - set(DEFAULTS[args.kind]))
     if unknown:

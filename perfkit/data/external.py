@@ -182,7 +182,13 @@ def load_external(name: str, **kwargs):
         An unknown name (the message lists the known ones), or a frame that fails
         :meth:`ExternalDataset.check`.
     """
-    if name not in EXTERNAL_DATASETS:
+    if not isinstance(name, str) or name not in EXTERNAL_DATASETS:
         raise ValueError(f"external dataset {name!r} unknown; known: {sorted(EXTERNAL_DATASETS)}")
     dataset = EXTERNAL_DATASETS[name]
+    import inspect
+
+    accepted = inspect.signature(dataset.loader).parameters
+    unknown = [k for k in kwargs if k not in accepted]
+    if unknown:
+        raise ValueError(f"{unknown[0]}: not an option of the {name!r} loader (options: {', '.join(accepted) or 'none'})")
     return dataset.load(**kwargs), dataset

@@ -23,6 +23,9 @@ MAX_BATCH = 10**12
 #: Longest time per step (seconds) a throughput may give: no measured step comes near it; a throughput so small
 #: (or 0 underflowed, e.g. ``1e-320``) that the step would take longer is not a measurement.
 MAX_STEP_TIME = 1e100
+#: Shortest time per step (seconds) a measurement may have: no training step takes less than a nanosecond (a
+#: denormal such as ``1e-320`` is a corrupted cell)
+MIN_STEP_TIME = 1e-9
 
 
 def external_dir() -> Path:
@@ -49,13 +52,27 @@ def number_column(df, col: str, path, label=None):
     import pandas as pd
 
     raw = df[col]
-    num = pd.to_numeric(raw, errors="coerce").astype(float)
+    if raw.dtype == bool or raw.map(lambda v: isinstance(v, (bool, np.bool_))).any():  # True/False is no count
+        i = int(np.flatnonzero(raw.map(lambda v: isinstance(v, (bool, np.bool_))).to_numpy())[0])
+        raise ValueError(f"{path}: column {col!r}, {row_where(df, i, label)}: {_plain(raw.iloc[i])!r} is not a number")
+    try:
+        num = pd.to_numeric(raw, errors="coerce").astype(float)
+    except (ValueError, OverflowError):  # a cell of thousands of digits
+        num = pd.Series([_to_float(v) for v in raw], index=raw.index, dtype=float)
     text = raw.astype(str).str.strip()
     bad = (num.isna() & raw.notna() & (text != "") & (text.str.lower() != "nan")) | np.isinf(num)
     if bad.any():
         i = int(np.flatnonzero(bad.to_numpy())[0])
         raise ValueError(f"{path}: column {col!r}, {row_where(df, i, label)}: {_plain(raw.iloc[i])!r} is not a finite number")
     return num
+
+
+def _to_float(v) -> float:
+    """``float(v)``, or inf for a number too long or too large for a float (refused as not finite)."""
+    try:
+        return float(v)
+    except (TypeError, ValueError, OverflowError):
+        return math.inf
 
 
 def require_columns(df, columns, path, what: str) -> None:
@@ -90,7 +107,7 @@ def check_step_time(path, col: str, at: str, throughput: float, batch_global: in
         t = batch_global / throughput if math.isfinite(throughput) and throughput > 0 else math.inf
     except OverflowError:
         t = math.inf
-    if not (0 < t <= MAX_STEP_TIME):
+    if not (MIN_STEP_TIME <= t <= MAX_STEP_TIME):
         raise ValueError(f"{path}: column {col!r}, {at}: throughput {throughput!r} with a global batch of "
                          f"{batch_global} gives {t:g} s per step; that is not a measurement")
     return t

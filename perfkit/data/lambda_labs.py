@@ -7,7 +7,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .._io import read_csv
+from .._io import path_argument, read_csv
 from .external_files import (MAX_BATCH, check_step_time, count_column, external_dir, no_rows_error, number_column,
                              require_columns)
 
@@ -47,7 +47,9 @@ def _read_lambda(path):
     names = df["name_gpu"]
     for i, name in enumerate(names):
         if not isinstance(name, str) or not name.strip():
-            raise ValueError(f"{path}: column 'name_gpu', row {i + 1}, line {i + 2}: empty GPU name")
+            empty = name is None or (isinstance(name, float) and math.isnan(name)) or not str(name).strip()
+            what = "empty GPU name" if empty else f"expected a GPU configuration's name (text), got {name!r}"
+            raise ValueError(f"{path}: column 'name_gpu', row {i + 1}, line {i + 2}: {what}")
     dup = names.str.strip().duplicated()
     if dup.any():
         i = int(np.flatnonzero(dup.to_numpy())[0])
@@ -84,6 +86,12 @@ def _read_lambda_pair(tp_path, bs_path):
         if a != b or n[i] != bs_n[i]:
             raise ValueError(f"GPU rows disagree at row {i + 1} (line {i + 2}): {tp_path} has {a!r} "
                              f"({n[i]} GPUs), {bs_path} has {b!r} ({bs_n[i]} GPUs)")
+        for c in ("watt", "price"):  # one configuration: the same power and price in both files
+            x, y = tp_num[c][i], bs_num[c][i]
+            if x != y and not (math.isnan(x) and math.isnan(y)):
+                raise ValueError(f"column {c!r}, row {i + 1} ({a!r}), line {i + 2}: {tp_path} has "
+                                 f"{tp_num[c][i]:g}, {bs_path} has {bs_num[c][i]:g}; the two files describe the same "
+                                 "configurations")
     return tp, bs, models, n, tp_num, bs_num
 
 
@@ -203,7 +211,7 @@ def load_lambda(precision: str | None = None, root=None, screen: bool = False):
         raise ValueError(f"precision: expected one of {_LAMBDA_PRECISIONS} or None, got {precision!r}")
     if not isinstance(screen, (bool, np.bool_)):
         raise ValueError(f"screen: expected True or False, got {screen!r}")
-    folder = Path(root) if root is not None else external_dir() / "lambda"
+    folder = path_argument(root, "root") if root is not None else external_dir() / "lambda"
     rows, dropped, sources = [], {}, []
     for prec in precisions:
         tp_path = folder / f"pytorch-train-throughput-{prec}.csv"

@@ -12,7 +12,7 @@ import numpy as np
 from .._io import read_csv
 from ..schema import CH3_COLUMNS, MODEL_NAMES, ROLES, provenance_path
 
-__all__ = ["load_phases", "load_steps", "load_provenance", "thesis_split"]
+__all__ = ["load_phases", "load_steps", "load_provenance", "phase_rows", "thesis_split"]
 
 
 #: ``--framework`` key → the name figures and tables print
@@ -29,17 +29,7 @@ def load_phases(path, framework_label: str | None = None, mode: str | None = "ph
     (a file that times several frameworks, for the frameworks' ranking).
     """
 
-    df = read_csv(path, "measured file")
-    missing = [c for c in CH3_COLUMNS if c not in df.columns]
-    if missing:
-        raise ValueError(f"{path}: column {missing[0]!r} missing (a Chapter 3 file needs {list(CH3_COLUMNS)})")
-    defaults = {"status": "ok", "mode": "phased", "device": "", "batch_size": np.nan}
-    for col, value in defaults.items():
-        if col not in df.columns:
-            df[col] = value
-    df = df[df["status"] == "ok"].copy()
-    if df.empty:
-        raise ValueError(f"{path}: no rows with status 'ok'")
+    df = phase_rows(path)
     if mode is not None:
         if mode not in set(df["mode"]):
             raise ValueError(f"mode: {path} has modes {sorted(set(df['mode']))}, not {mode!r}")
@@ -57,6 +47,25 @@ def load_phases(path, framework_label: str | None = None, mode: str | None = "ph
     return df.reset_index(drop=True)
 
 
+def phase_rows(path):
+    """The successful rows of a ``ch3_phases.csv``, every cell checked (:func:`_check_phase_cells`), with the
+    columns a file written before them lacks filled in (status ok, mode phased, no device, no batch size)."""
+    df = read_csv(path, "measured file")
+    missing = [c for c in CH3_COLUMNS if c not in df.columns]
+    if missing:
+        raise ValueError(f"{path}: column {missing[0]!r} missing (a Chapter 3 file needs {list(CH3_COLUMNS)})")
+    defaults = {"status": "ok", "mode": "phased", "device": "", "batch_size": np.nan}
+    for col, value in defaults.items():
+        if col not in df.columns:
+            df[col] = value
+    df = df[df["status"] == "ok"].copy()
+    if df.empty:
+        raise ValueError(f"{path}: no rows with status 'ok'")
+    _check_phase_cells(df, path)
+    df["device"] = df["device"].astype(object).fillna("").astype(str)
+    return df
+
+
 def load_steps(path, target: str = "epoch_time", roles: dict | str = "ch4"):
     """``(X, y, frame)`` from a ``perfkit collect ch4`` / ``ch5`` file: successful rows only, features in ``roles``.
 
@@ -68,6 +77,11 @@ def load_steps(path, target: str = "epoch_time", roles: dict | str = "ch4"):
         if roles not in ROLES:
             raise ValueError(f"roles: expected one of {sorted(ROLES)} or a dict of column lists, got {roles!r}")
         roles = ROLES[roles]
+    elif not (isinstance(roles, dict) and roles and all(
+            k in ("numeric", "categorical", "extrinsic") and isinstance(v, (list, tuple))
+            and all(isinstance(c, str) for c in v) for k, v in roles.items())):
+        raise ValueError(f"roles: expected one of {sorted(ROLES)} or a dict of numeric/categorical/extrinsic column "
+                         f"lists, got {roles!r}")
     df = read_csv(path, "measured file")
     cols = [c for role in roles.values() for c in role] + [target, "status"]
     missing = [c for c in cols if c not in df.columns]
@@ -103,6 +117,36 @@ def _check_cells(ok, path, target: str, roles: dict) -> None:
                              "cell in a successful row (a level needs a name)")
 
 
+def _check_phase_cells(ok, path) -> None:
+    """One error naming the file, column and line for a successful Chapter 3 row whose phase time is not empty (a
+    phase not timed) or a finite number >= 0, whose ``t_iter`` is not a finite number > 0, whose workers, rank or
+    iteration is not a whole number (workers >= 1), or whose model, framework or mode is empty."""
+    import pandas as pd
+
+    from ..schema import PHASES
+
+    def fail(col, i, what):
+        raise ValueError(f"{path}: column {col!r}, line {ok.index[i] + 2}: {_plain(ok[col].iloc[i])!r} {what}")
+
+    wanted = {**{c: "a finite time >= 0, or empty (a phase not timed)" for c in PHASES}, "t_iter": "a finite time > 0",
+              "workers": "a whole number >= 1", "rank": "a whole number >= 0", "iteration": "a whole number >= 0"}
+    for col, what in wanted.items():
+        v = pd.to_numeric(ok[col], errors="coerce").to_numpy(dtype=float)
+        finite = np.isfinite(v)
+        if col == "t_iter":
+            good = finite & (v > 0)
+        elif col in PHASES:
+            good = (finite & (v >= 0)) | ok[col].isna().to_numpy()
+        else:
+            good = finite & (v >= (1 if col == "workers" else 0)) & (v == np.floor(v))
+        if not good.all():
+            fail(col, int(np.flatnonzero(~good)[0]), f"is not {what} (in a successful row)")
+    for col in ("model", "framework", "mode"):
+        empty = ok[col].isna().to_numpy() | (ok[col].astype(str).str.strip() == "").to_numpy()
+        if empty.any():
+            fail(col, int(np.flatnonzero(empty)[0]), "is empty in a successful row (it needs a name)")
+
+
 def _plain(v):
     return v.item() if isinstance(v, np.generic) else v
 
@@ -114,8 +158,9 @@ def thesis_split(X, y, n_fit: int = 1000, n_test: int = 500, seed: int = 0):
     scaled down in proportion (quick runs, partial collections).
     """
     n = len(X)
-    if n_fit < 1 or n_test < 1:
-        raise ValueError(f"n_fit, n_test: expected >= 1, got {n_fit}, {n_test}")
+    for name, v in (("n_fit", n_fit), ("n_test", n_test)):
+        if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1:
+            raise ValueError(f"{name}: expected a whole number >= 1, got {v!r}")
     if n < n_fit + n_test:
         n_fit = max(1, int(round(n * n_fit / (n_fit + n_test))))
         n_test = n - n_fit
@@ -129,4 +174,12 @@ def thesis_split(X, y, n_fit: int = 1000, n_test: int = 500, seed: int = 0):
 def load_provenance(data_path) -> dict:
     """The provenance JSON beside a measured file (``{}`` when there is none)."""
     path = provenance_path(data_path)
-    return json.loads(path.read_text()) if path.exists() else {}
+    if not path.exists():
+        return {}
+    try:
+        doc = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError, RecursionError) as exc:  # a folder, undecodable bytes, not JSON
+        raise ValueError(f"{path}: not a readable provenance JSON ({str(exc).splitlines()[0][:120]})") from None
+    if not isinstance(doc, dict):
+        raise ValueError(f"{path}: a provenance file holds one JSON object, not a {type(doc).__name__}")
+    return doc

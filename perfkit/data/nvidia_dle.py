@@ -16,7 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .._io import read_csv
+from .._io import path_argument, read_csv
 from .external_files import (MAX_BATCH, MAX_GPUS, check_step_time, count_column, external_dir, no_rows_error,
                              number_column, require_columns, row_where)
 
@@ -84,13 +84,13 @@ def _kind(precision: str) -> str:
 def _batch_values(text: str):
     """``"131,072"`` → [131072]; ``"64k"`` → [65536]; ``"16  and 32"``, ``"24, 10"``, ``"10240/5120"``,
     ``"8 : 16"`` → two values; None for anything else."""
-    if re.fullmatch(r"\d{1,3}(?:,\d{3})+", text):
+    if re.fullmatch(r"\d{1,3}(?:,\d{3}){1,4}", text):  # at most 15 digits: a batch, not a corrupted cell
         return [int(text.replace(",", ""))]
-    m = re.fullmatch(r"(\d+)\s*k", text, re.I)
+    m = re.fullmatch(r"(\d{1,12})\s*k", text, re.I)
     if m:  # "64k": 64 × 1024
         return [int(m.group(1)) * 1024]
     parts = re.split(r"\s*(?:\band\b|,|/|:)\s*", text)
-    if not all(re.fullmatch(r"\d+", p) for p in parts):
+    if not all(re.fullmatch(r"\d{1,15}", p) for p in parts):
         return None
     return [int(p) for p in parts]
 
@@ -349,7 +349,8 @@ def load_nvidia_dle(path=None):
     """
     import pandas as pd
 
-    path = Path(path) if path is not None else external_dir() / "nvidia_dle" / "training_throughput.csv"
+    path = (path_argument(path, "path") if path is not None
+            else external_dir() / "nvidia_dle" / "training_throughput.csv")
     df, throughput, gpus, nodes = _read_nvidia(path)
     rows, dropped, relabelled = [], {}, 0
     for i, r in enumerate(df.itertuples(index=False)):

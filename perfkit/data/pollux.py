@@ -17,13 +17,14 @@ from __future__ import annotations
 
 import csv
 import math
+import os
 import re
 from pathlib import Path
 
 import numpy as np
 
-from .._io import read_csv
-from .external_files import (MAX_BATCH, MAX_GPUS, MAX_STEP_TIME, count_column, external_dir, number_column,
+from .._io import path_argument, read_csv
+from .external_files import (MAX_BATCH, MAX_GPUS, MAX_STEP_TIME, MIN_STEP_TIME, count_column, external_dir, number_column,
                              row_where)
 
 __all__ = ["POLLUX_COLUMNS", "POLLUX_JOBS", "POLLUX_STUDIES", "load_pollux", "load_traces", "placement_layout"]
@@ -103,14 +104,14 @@ def _whole(df, col: str, path, top: int) -> np.ndarray:
 
 
 def _times(df, path) -> tuple:
-    """``(step_time, sync_time)`` as floats, checked: 0 < step_time <= ``MAX_STEP_TIME``, 0 <= sync_time <=
-    step_time; else one error naming the file, column and row."""
+    """``(step_time, sync_time)`` as floats, checked: ``MIN_STEP_TIME`` <= step_time <= ``MAX_STEP_TIME``, 0 <=
+    sync_time <= step_time; else one error naming the file, column and row."""
     step = number_column(df, "step_time", path).to_numpy()
     sync = number_column(df, "sync_time", path).to_numpy()
     for i in range(len(df)):
         at = row_where(df, i)
-        if not 0 < step[i] <= MAX_STEP_TIME:  # NaN (an empty cell) fails too
-            raise ValueError(f"{path}: column 'step_time', {at}: expected seconds > 0 and at most "
+        if not MIN_STEP_TIME <= step[i] <= MAX_STEP_TIME:  # NaN (an empty cell) fails too
+            raise ValueError(f"{path}: column 'step_time', {at}: expected seconds from {MIN_STEP_TIME:g} to "
                              f"{MAX_STEP_TIME:g}, got {df['step_time'].iloc[i]!r}")
         if not sync[i] >= 0:
             raise ValueError(f"{path}: column 'sync_time', {at}: expected seconds >= 0, "
@@ -158,6 +159,10 @@ def _study_rows(job: str, study: str, path, source: str) -> dict:
     else:  # the layout of a scalability run is not published: no per-node counts, no imbalance
         n_nodes = count_column(df, "num_nodes", path)
         n_gpus = count_column(df, "num_replicas", path)
+        over = np.flatnonzero(n_nodes > n_gpus)
+        if len(over):
+            raise ValueError(f"{path}: column 'num_nodes', {row_where(df, int(over[0]))}: {n_nodes[over[0]]} nodes "
+                             f"for {n_gpus[over[0]]} GPUs (num_replicas); a node of the run holds at least one GPU")
         hi = lo = lif = np.full(n, np.nan)
         placement = [""] * n
     return {"job": [job] * n, "study": [study] * n, "placement": placement, "n_nodes": n_nodes, "n_gpus": n_gpus,
@@ -228,7 +233,7 @@ def load_pollux(study: str = "all", root=None):
         names the file and the column or row at fault (rows 1-based, with their line in the file).
     """
     studies = _studies(study)
-    folder = Path(root) if root is not None else external_dir() / "pollux"
+    folder = path_argument(root, "root") if root is not None else external_dir() / "pollux"
     return _load(folder, POLLUX_JOBS, studies, None, "pollux")
 
 
@@ -251,7 +256,7 @@ def _load(folder: Path, jobs, studies, cluster, dataset: str):
             name = _table_name(s, cluster)
             path = folder / job / name
             sources.append(str(path))
-            parts.append(_study_rows(job, s, path, f"{folder.name}/{job}/{name}"))
+            parts.append(_study_rows(job, s, path, f"{folder.resolve().name}/{job}/{name}"))
     frame = _frame(parts)
     frame.attrs["dataset"] = dataset
     frame.attrs["source"] = sources
@@ -296,6 +301,8 @@ def load_traces(root, cluster=None, jobs=None, study: str = "all"):
     if cluster is not None and (not isinstance(cluster, str) or not _CLUSTER.fullmatch(cluster)):
         raise ValueError(f"cluster: expected a name of letters, digits, '_', '.' or '-' (the tables' suffix), "
                          f"got {cluster!r}")
+    if not isinstance(root, (str, os.PathLike)) or "\x00" in str(root):
+        raise ValueError(f"root: expected the path of a folder, got {root!r}")
     folder = Path(root)
     if not folder.is_dir():
         raise FileNotFoundError(f"root: {str(folder)!r} is not a folder (one sub-folder per job expected)")
@@ -312,9 +319,14 @@ def load_traces(root, cluster=None, jobs=None, study: str = "all"):
         if not found:
             raise FileNotFoundError(f"{folder}: no job folder holds {' and '.join(names)}")
         jobs = found
-    elif isinstance(jobs, str) or not jobs or not all(isinstance(j, str) and j and "/" not in j and j not in
-                                                      (".", "..") for j in jobs):
-        raise ValueError(f"jobs: expected a non-empty list of job folder names, got {jobs!r}")
+    else:
+        given = jobs
+        jobs = [] if isinstance(jobs, str) or not hasattr(jobs, "__iter__") else list(jobs)
+        if not jobs or not all(isinstance(j, str) and j and "/" not in j and "\x00" not in j and j not in (".", "..")
+                               for j in jobs):
+            raise ValueError(f"jobs: expected a non-empty list of job folder names, got {given!r}")
+        if len(set(jobs)) < len(jobs):
+            raise ValueError(f"jobs: a job is named twice in {jobs} (its rows would be read twice)")
     frame = _load(folder, list(jobs), studies, cluster, "traces")
     frame.attrs.update(cluster=cluster, jobs=list(jobs), skipped=skipped)
     return frame

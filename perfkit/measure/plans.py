@@ -289,6 +289,29 @@ _CHECKS = {**{key: (check_int, {}) for key in ("samples", "rounds", "iterations"
            "min_run_seconds": (check_number, {}), "max_epoch_seconds": (check_number, {"positive": True})}
 
 
+#: the largest ``seed``: each sample's seed (seed · 100003 + its index) must stay a 64-bit integer for the frameworks
+MAX_SEED = 2**32 - 1
+#: the largest side of a synthetic volume (voxels; the full Colin27 brain is 181 × 217 × 181)
+MAX_VOLUME_SIDE = 512
+
+
+def _check_grid(o: dict) -> None:
+    """The seed within :data:`MAX_SEED`, no value twice in a list option (a configuration would be measured twice
+    under one sample id), and every volume side from 1 to :data:`MAX_VOLUME_SIDE`; else one ValueError naming the
+    option."""
+    if o.get("seed") is not None and o["seed"] > MAX_SEED:
+        raise ValueError(f"seed: expected an integer from 0 to {MAX_SEED}, got {o['seed']!r}")
+    for key in ("workers", "batch_sizes", "filters", "models", "modes", "datasets", "volumes"):
+        v = o.get(key)
+        if v is not None and len({str(x) for x in v}) < len(v):
+            raise ValueError(f"{key}: {v} holds a value twice (each configuration is measured once per sample id)")
+    volumes = ([o["volume"]] if o.get("volume") is not None else []) + list(o.get("volumes") or [])
+    for vol in volumes:
+        if not all(1 <= int(d) <= MAX_VOLUME_SIDE for d in vol):
+            raise ValueError(f"{'volume' if o.get('volume') is vol else 'volumes'}: {'x'.join(map(str, vol))} has a "
+                             f"side outside 1 to {MAX_VOLUME_SIDE} voxels")
+
+
 def make_plan(kind: str, framework: str = "pytorch", **options) -> Plan:
     """The plan for ``kind`` with ``options`` over :data:`DEFAULTS` (unknown options are an error)."""
     if kind not in KINDS:
@@ -305,5 +328,6 @@ def make_plan(kind: str, framework: str = "pytorch", **options) -> Plan:
             check(key, value, **kw)
     if o.get("mode", "overlapped") not in ("phased", "overlapped"):
         raise ValueError(f"mode: expected 'phased' or 'overlapped', got {o['mode']!r}")
+    _check_grid(o)
     return {"ch3": _ch3_plan, "ch4": _ch4_plan, "noise": _noise_plan, "epoch": _epoch_plan,
             "ch5": _ch5_plan, "ch5vol": _ch5vol_plan}[kind](o, framework)

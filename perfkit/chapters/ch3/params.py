@@ -72,8 +72,13 @@ def _check_ch3_file(name: str, value: str, mode: str) -> None:
     if missing:
         raise ParameterError(f"{name}: {show_path(path)} has no column {missing[0]!r}; expected a "
                              f"`perfkit collect ch3` output (columns {', '.join(CH3_COLUMNS)})")
-    ok = df[df["status"] == "ok"] if "status" in df.columns else df
-    modes = sorted(set(ok["mode"])) if "mode" in ok.columns else (["phased"] if len(ok) else [])
+    from ...data.measured import phase_rows
+
+    try:  # the cells of its successful rows: phase times, worker counts, names (each error names file and line)
+        ok = phase_rows(path)
+    except ValueError as exc:
+        raise ParameterError(f"{name}: {str(exc).splitlines()[0]}; expected a `perfkit collect ch3` output") from None
+    modes = sorted(set(ok["mode"]))
     if mode not in modes:
         raise ParameterError(f"measured_mode: {show_path(path)} has no usable {mode!r} rows "
                              f"(status ok); expected one of its modes {modes}")

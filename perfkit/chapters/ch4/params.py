@@ -112,6 +112,9 @@ def check_steps_file(name: str, path: str, target: str, roles: str, n_fit: int, 
     if target not in df.columns:
         raise ParameterError(f"target: {target!r} is not a column of {shown}; expected one of its time columns "
                              f"({', '.join(c for c in TARGETS if c in df.columns) or 'none found'})")
+    if target in need:
+        raise ParameterError(f"target: {target!r} is an input of the model (a configuration column of {shown}); "
+                             f"expected one of its time columns ({', '.join(c for c in TARGETS if c in df.columns)})")
     ok = df[df["status"] == "ok"]
     if ok.empty:
         raise ParameterError(f"{name}: {shown} has no usable rows (status ok); expected a file with finished samples")
@@ -139,6 +142,10 @@ def check_params(**params) -> Params:
     """
     p = make_params(Params, params)
     check_steps_file("dataset", p.dataset, p.target, "ch4", p.n_fit, p.n_test, p.quick)
+    files = [resolve(v) for v in (p.dataset, *p.framework_datasets)]
+    if len({f.resolve() for f in files}) < len(files):
+        raise ParameterError(f"framework_datasets: {list(p.framework_datasets)} names a file twice or the dataset "
+                             "itself; expected other frameworks' files, each once")
     for item in p.framework_datasets:
         n = check_steps_file("framework_datasets", item, p.target, "ch4", p.n_fit, p.n_test, quick=True)
         if n < MIN_FRAMEWORK_ROWS and not p.quick:

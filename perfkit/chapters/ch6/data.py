@@ -105,16 +105,23 @@ def median_base(s: Split) -> dict:
 
 
 def _read_json(path) -> tuple[dict, str]:
-    """The JSON document at ``path`` (``{}`` when it is missing or not JSON) and the path as messages show it."""
+    """The JSON document at ``path`` (``{}`` when it is missing) and the path as messages show it; a file that is
+    not one JSON object is one ParameterError naming ``extrap_results`` (never read as "not run")."""
+    from ..result import ParameterError
+
     if not path:
         return {}, ""
     full = resolve(path)
-    if full.is_file():
-        try:
-            return json.loads(full.read_text()), show_path(full)
-        except (ValueError, UnicodeDecodeError):
-            pass
-    return {}, show_path(full)
+    if not full.exists():
+        return {}, show_path(full)
+    try:
+        doc = json.loads(full.read_text(encoding="utf-8"))
+    except (OSError, ValueError, RecursionError) as exc:
+        raise ParameterError(f"extrap_results: {show_path(full)} is not a readable JSON file "
+                             f"({str(exc).splitlines()[0][:120]})") from None
+    if not isinstance(doc, dict):
+        raise ParameterError(f"extrap_results: {show_path(full)} holds a JSON {type(doc).__name__}, not an object")
+    return doc, show_path(full)
 
 
 def _extrap_row(r, ds: str, key: str, s: Split, where: str) -> dict:

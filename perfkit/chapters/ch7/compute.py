@@ -193,25 +193,54 @@ def read_clusters(p: Params) -> list | None:
         return None
     try:
         rows = json.loads(resolve(p.clusters_results).read_text())["clusters"]
+        if not isinstance(rows, list) or not rows:
+            raise ValueError("'clusters' is not a non-empty list")
         out = [{**{k: r[k] for k in CLUSTER_KEYS}, **{k: r.get(k) for k in OPTIONAL_CLUSTER_KEYS}} for r in rows]
         for r in out:
-            iv = r["margin_interval"]
-            if iv is not None and not (isinstance(iv, list) and len(iv) == 2 and all(
-                    isinstance(v, (int, float)) and not isinstance(v, bool) for v in iv)):
-                raise ValueError(f"cluster {r['cluster']!r}: margin_interval {iv!r} is not [lo, hi]")
-            for key in ("inner_selected", "inner_best_baseline_score"):
-                v = r[key]
-                if v is not None and (isinstance(v, bool) or not isinstance(v, (int, float)) or not np.isfinite(v)):
-                    raise ValueError(f"cluster {r['cluster']!r}: {key} {v!r} is not a number")
-            if (r["inner_selected"] is None) != (r["inner_best_baseline_score"] is None) or (
-                    r["inner_best_baseline_score"] is not None and not isinstance(r["inner_best_baseline"], str)):
-                raise ValueError(f"cluster {r['cluster']!r}: inner_selected, inner_best_baseline and "
-                                 "inner_best_baseline_score go together (numbers and a baseline's name)")
+            _check_cluster_row(r)
+        names = [r["cluster"] for r in out]
+        if len(set(names)) < len(names):
+            raise ValueError(f"a cluster appears twice in {names}")
         return out
-    except (ValueError, KeyError, TypeError) as exc:
+    except (ValueError, KeyError, TypeError, RecursionError) as exc:
         missing = f"no key {exc}" if isinstance(exc, KeyError) else str(exc).splitlines()[0]
         raise ParameterError(f"clusters_results: {p.clusters_results} is not a bench_scale_clusters.py result "
                              f"(a 'clusters' list of rows with {', '.join(CLUSTER_KEYS)}): {missing}") from None
+
+
+def _number(v, low=-np.inf, high=np.inf) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and bool(np.isfinite(v)) and low <= v <= high
+
+
+def _check_cluster_row(r: dict) -> None:
+    """One row of ``clusters_results``: every value of the type and range ``bench_scale_clusters.py`` writes; else
+    one ValueError naming the cluster and the key."""
+    where = f"cluster {r['cluster']!r}" if isinstance(r["cluster"], str) else f"cluster {r['cluster']!r} (a name?)"
+    bad = [k for k, ok in (
+        ("cluster", isinstance(r["cluster"], str) and r["cluster"]),
+        ("jobs", isinstance(r["jobs"], list) and r["jobs"] and all(isinstance(j, str) for j in r["jobs"])),
+        *((k, _number(r[k], 0) and r[k] > 0) for k in ("fit_max", "test_min", "test_max")),
+        *((k, isinstance(r[k], int) and not isinstance(r[k], bool) and r[k] >= 1)
+          for k in ("inner_splits", "place", "models", "test_rows")),
+        ("place", r["place"] <= r["models"] if isinstance(r["place"], int) and isinstance(r["models"], int) else 1),
+        ("best_baseline", isinstance(r["best_baseline"], str)),
+        *((k, _number(r[k], 0)) for k in ("selected_mape", "best_baseline_mape")),
+        ("coverage", _number(r["coverage"], 0, 1)),
+        ("kendall_tau_vs_pollux", r["kendall_tau_vs_pollux"] is None or _number(r["kendall_tau_vs_pollux"], -1, 1)),
+        ("margin", r["margin"] is None or _number(r["margin"]))) if not ok]
+    if bad:
+        raise ValueError(f"{where}: {bad[0]} {r[bad[0]]!r} is not what bench_scale_clusters.py writes")
+    iv = r["margin_interval"]
+    if iv is not None and not (isinstance(iv, list) and len(iv) == 2 and all(_number(v) for v in iv)
+                               and iv[0] <= iv[1]):
+        raise ValueError(f"{where}: margin_interval {iv!r} is not [lo, hi]")
+    for key in ("inner_selected", "inner_best_baseline_score"):
+        if r[key] is not None and not _number(r[key], 0):
+            raise ValueError(f"{where}: {key} {r[key]!r} is not a number")
+    if (r["inner_selected"] is None) != (r["inner_best_baseline_score"] is None) or (
+            r["inner_best_baseline_score"] is not None and not isinstance(r["inner_best_baseline"], str)):
+        raise ValueError(f"{where}: inner_selected, inner_best_baseline and inner_best_baseline_score go together "
+                         "(numbers and a baseline's name)")
 
 
 def read_extrap(p: Params) -> dict:
@@ -224,12 +253,28 @@ def read_extrap(p: Params) -> dict:
     path = resolve(p.extrap_results)
     if not path.exists():
         return {"status": "not run", "note": f"{p.extrap_results} not found (run benchmarks/bench_scale.py)"}
-    e = json.loads(path.read_text()).get("extrap", {})
+    from ..result import ParameterError
+
+    try:
+        doc = json.loads(path.read_text(encoding="utf-8"))
+    except (ValueError, RecursionError) as exc:
+        raise ParameterError(f"extrap_results: {p.extrap_results} is not a readable JSON file "
+                             f"({str(exc).splitlines()[0][:120]})") from None
+    e = doc.get("extrap", {}) if isinstance(doc, dict) else None
+    if not isinstance(e, dict):
+        raise ParameterError(f"extrap_results: {p.extrap_results} is not a bench_scale.py result (its 'extrap' is "
+                             "not an object)")
     split = (e.get("fit_max"), e.get("test_min"), e.get("test_max"))
     if e.get("status") != "ok":
-        return {"status": "not run", "note": e.get("note", f"status {e.get('status')!r} in {p.extrap_results}")}
+        return {"status": "not run", "note": str(e.get("note", f"status {e.get('status')!r} in {p.extrap_results}"))}
     if split != (p.fit_max_gpus, p.test_min_gpus, p.test_max_gpus):
         return {"status": "not run", "note": f"{p.extrap_results} is for the split {split}, not this one"}
+    tables = {k: e.get(k) for k in ("by_job", "by_factor")}
+    bad = [k for k, v in tables.items() if not (isinstance(v, dict) and all(
+        isinstance(x, str) and _number(m, 0) for x, m in v.items()))]
+    if bad or not _number(e.get("median"), 0):
+        raise ParameterError(f"extrap_results: {p.extrap_results}: extrap.{bad[0] if bad else 'median'} is not "
+                             "what bench_scale.py writes (MAPEs >= 0 by job and by factor, and their median)")
     return {"status": "ok", "by_job": e["by_job"], "median": e["median"], "by_factor": e["by_factor"],
             "formulas": e.get("formulas", {}), "version": e.get("version", "")}
 
@@ -281,13 +326,26 @@ def _pollux(p: Params):
     return frame, best, scores, q, formulas, study, calibration, k_scores
 
 
-def _ch4(p: Params) -> ScaleStudy | None:
-    """Study 2: our Chapter 4 file, fitted on the small batches and predicting the large ones."""
+def _ch4_frame(p: Params) -> pd.DataFrame | None:
+    """Our Chapter 4 file (``ch4_dataset``) as the configurations and ``epoch_time``; None when it is ""; a file
+    that is not a Chapter 4 output is one ParameterError naming it."""
+    from ..result import ParameterError
+
     if not p.ch4_dataset:
         return None
+    try:
+        X, y, _ = load_steps(resolve(p.ch4_dataset), target="epoch_time", roles="ch4")
+    except ValueError as exc:
+        raise ParameterError(f"ch4_dataset: {str(exc).splitlines()[0]}") from None
+    return X.assign(epoch_time=np.asarray(y, dtype=float))
+
+
+def _ch4(p: Params, frame) -> ScaleStudy | None:
+    """Study 2: our Chapter 4 file (:func:`_ch4_frame`), fitted on the small batches and predicting the large
+    ones."""
+    if frame is None:
+        return None
     roles = ROLES["ch4"]
-    X, y, _ = load_steps(resolve(p.ch4_dataset), target="epoch_time", roles="ch4")
-    frame = X.assign(epoch_time=np.asarray(y, dtype=float))
     if p.quick:
         frame = frame.iloc[:400]
     models = {"thesis form (eq. 4.4)": GenericPerformanceModel(**roles, random_state=_SEED,
@@ -316,19 +374,39 @@ def _ch4_whatif(frame, form, p: Params):
     return whatif(model, base, "batch_size", sizes, p.coverage)
 
 
-def _ch3_frame(path) -> pd.DataFrame:
-    """One row per timed iteration of each successful Chapter 3 sample: the slowest worker's ``t_iter``."""
-    d = pd.read_csv(path)
-    d = d[d["status"] == "ok"]
+#: the columns of a Chapter 3 file that its study reads
+CH3_COLUMNS = ("status", "model", "mode", "workers", "iteration", "t_iter")
+
+
+def _ch3_frame(p: Params) -> pd.DataFrame | None:
+    """One row per timed iteration of each successful Chapter 3 sample of ``ch3_dataset``: the slowest worker's
+    ``t_iter``; None when it is ""; a file without the columns, or with workers or times that are not numbers > 0,
+    is one ParameterError naming it."""
+    from ..._io import read_csv
+    from ...model.validation import numeric_column
+    from ..result import ParameterError
+
+    if not p.ch3_dataset:
+        return None
+    try:
+        d = read_csv(resolve(p.ch3_dataset), "Chapter 3 file")
+        missing = [c for c in CH3_COLUMNS if c not in d.columns]
+        if missing:
+            raise ValueError(f"no column {missing[0]!r} (a `perfkit collect ch3` output has {', '.join(CH3_COLUMNS)})")
+        d = d[d["status"] == "ok"]
+        for col in ("workers", "t_iter"):
+            if (numeric_column(d, col, "the study's") <= 0).any():
+                raise ValueError(f"column {col!r} holds a value <= 0")
+    except ValueError as exc:
+        raise ParameterError(f"ch3_dataset: {p.ch3_dataset}: {str(exc).splitlines()[0]}") from None
     it = d.groupby(["model", "mode", "workers", "iteration"], sort=True)["t_iter"].max().reset_index()
     return it.drop(columns=["iteration"])
 
 
-def _ch3(p: Params) -> ScaleStudy | None:
-    """Study 3: our Chapter 3 file, each network fitted on few workers and predicting more."""
-    if not p.ch3_dataset:
+def _ch3(p: Params, frame) -> ScaleStudy | None:
+    """Study 3: our Chapter 3 file (:func:`_ch3_frame`), each network fitted on few workers and predicting more."""
+    if frame is None:
         return None
-    frame = _ch3_frame(resolve(p.ch3_dataset))
     if p.quick:
         frame = frame.groupby(["model", "mode", "workers"], sort=True).head(40).reset_index(drop=True)
     roles = dict(categorical=["mode"], extrinsic=["workers"])
@@ -343,15 +421,31 @@ def _ch3(p: Params) -> ScaleStudy | None:
                   np.nextafter(p.ch3_fit_max_workers, np.inf), most)
 
 
+def _check_beyond(frame, column, name, fit_max) -> None:
+    """The study's file has values of ``column`` above ``fit_max`` (parameter ``name``) to predict, and some at or
+    below it to fit on; else one ParameterError naming the parameter."""
+    from ..result import ParameterError
+
+    if frame is None:
+        return
+    v = frame[column].to_numpy(dtype=float)
+    if not ((v <= fit_max).any() and (v > fit_max).any()):
+        raise ParameterError(f"{name}: got {fit_max}; the file's {column} runs from {v.min():g} to {v.max():g}, so "
+                             "there must be rows at or below it to fit on and rows above it to predict")
+
+
 def compute(p: Params) -> Ch7Results:
     """Every study of Chapter 7 (single-threaded BLAS: the results do not depend on the core count)."""
-    clusters = read_clusters(p)  # before any fit: a bad file is one error at once
+    clusters, extrap = read_clusters(p), read_extrap(p)  # before any fit: a bad file is one error at once
+    ch4_frame, ch3_frame = _ch4_frame(p), _ch3_frame(p)  # ... and a bad dataset too
+    _check_beyond(ch4_frame, "batch_size", "ch4_fit_max_batch", p.ch4_fit_max_batch)
+    _check_beyond(ch3_frame, "workers", "ch3_fit_max_workers", p.ch3_fit_max_workers)
     with threadpool_limits(1), warnings.catch_warnings():
         warnings.simplefilter("ignore")  # constant columns and convergence notes of the baselines' refits
         frame, best, scores, q, formulas, study, calibration, k_scores = _pollux(p)
-        ch4, w4 = _ch4(p) or (None, None)
-        ch3 = _ch3(p)
+        ch4, w4 = _ch4(p, ch4_frame) or (None, None)
+        ch3 = _ch3(p, ch3_frame)
     return Ch7Results(source="data/external/pollux (load_pollux)", gpu_counts=sorted(frame["n_gpus"].unique().tolist()),
                       selected=best, selection=scores, q_by_job=q, coverage_level=p.coverage, formulas=formulas,
-                      pollux=study, measured=frame, ch4=ch4, ch3=ch3, whatif_ch4=w4, extrap=read_extrap(p),
+                      pollux=study, measured=frame, ch4=ch4, ch3=ch3, whatif_ch4=w4, extrap=extrap,
                       calibration=calibration, selection_k=k_scores, clusters=clusters)
