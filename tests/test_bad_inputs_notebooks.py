@@ -85,7 +85,7 @@ BAD = [
     ("ch4", dict(dataset=CH3_CSV), "dataset", "has no column"),
     ("ch4", dict(dataset=""), "dataset", "existing file"),
     ("ch4", dict(target="runtime"), "target", "is not a column of"),
-    ("ch4", dict(target="activation"), "target", "not a positive number"),
+    ("ch4", dict(target="activation"), "target", "is an input of the model"),
     ("ch4", dict(figures_dir="{tmp}/notes.txt"), "figures_dir", "is a file"),
     ("ch5", dict(n_fit=2000), "n_fit", "2000 + n_test 600 = 2600 rows asked for"),
     ("ch5", dict(n_test=-600), "n_test", "got -600"),

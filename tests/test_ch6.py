@@ -169,9 +169,9 @@ def test_extrap_rows_only_for_the_same_split(tmp_path):
     assert np.isnan(other["MAPE"]) and "another split" in other["note"]
     missing = ch6.read_extrap(str(tmp_path / "none.json"), {"ch4": _split()})["ch4"]["Extra-P (a)"]
     assert np.isnan(missing["MAPE"]) and missing["note"].startswith("not run")
-    (tmp_path / "bad.json").write_text("{not json")
-    assert ch6.read_extrap(str(tmp_path / "bad.json"), {"ch4": _split()})["ch4"]["Extra-P (a)"]["note"].startswith(
-        "not run")
+    (tmp_path / "bad.json").write_text("{not json")  # a damaged file is an error, never shown as "not run"
+    with pytest.raises(ParameterError, match=r"extrap_results: .*bad.json is not a readable JSON file"):
+        ch6.read_extrap(str(tmp_path / "bad.json"), {"ch4": _split()})
 
 
 def test_thesis_formula_writes_out_eq_4_4():

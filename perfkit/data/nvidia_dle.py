@@ -84,13 +84,14 @@ def _kind(precision: str) -> str:
 def _batch_values(text: str):
     """``"131,072"`` → [131072]; ``"64k"`` → [65536]; ``"16  and 32"``, ``"24, 10"``, ``"10240/5120"``,
     ``"8 : 16"`` → two values; None for anything else."""
-    if re.fullmatch(r"\d{1,3}(?:,\d{3}){1,4}", text):  # at most 15 digits: a batch, not a corrupted cell
+    # at most 4000 digits (Python reads no longer number from text); a batch above MAX_BATCH is refused later
+    if re.fullmatch(r"\d{1,3}(?:,\d{3}){1,1300}", text):
         return [int(text.replace(",", ""))]
-    m = re.fullmatch(r"(\d{1,12})\s*k", text, re.I)
+    m = re.fullmatch(r"(\d{1,4000})\s*k", text, re.I)
     if m:  # "64k": 64 × 1024
         return [int(m.group(1)) * 1024]
     parts = re.split(r"\s*(?:\band\b|,|/|:)\s*", text)
-    if not all(re.fullmatch(r"\d{1,15}", p) for p in parts):
+    if not all(re.fullmatch(r"\d{1,4000}", p) for p in parts):
         return None
     return [int(p) for p in parts]
 

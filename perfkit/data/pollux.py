@@ -111,8 +111,8 @@ def _times(df, path) -> tuple:
     for i in range(len(df)):
         at = row_where(df, i)
         if not MIN_STEP_TIME <= step[i] <= MAX_STEP_TIME:  # NaN (an empty cell) fails too
-            raise ValueError(f"{path}: column 'step_time', {at}: expected seconds from {MIN_STEP_TIME:g} to "
-                             f"{MAX_STEP_TIME:g}, got {df['step_time'].iloc[i]!r}")
+            raise ValueError(f"{path}: column 'step_time', {at}: expected seconds > 0 (at least {MIN_STEP_TIME:g}) "
+                             f"and at most {MAX_STEP_TIME:g}, got {df['step_time'].iloc[i]!r}")
         if not sync[i] >= 0:
             raise ValueError(f"{path}: column 'sync_time', {at}: expected seconds >= 0, "
                              f"got {df['sync_time'].iloc[i]!r}")
