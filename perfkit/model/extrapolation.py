@@ -25,7 +25,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._checks import check_number
-from .validation import missing_column_error, numeric_column, plain_value
+from .validation import first_bad_row, missing_column_error, numeric_column, plain_value
 
 __all__ = ["scale_split", "extrapolation_predictions", "extrapolation_errors", "error_table", "select_by_extrapolation",
            "calibrate_extrapolation", "extrapolation_interval", "interval_coverage", "distance", "conformal_quantile",
@@ -134,11 +134,9 @@ def _check_target(frame, target) -> None:
         raise missing_column_error(frame, target, "target") if isinstance(target, str) else ValueError(
             f"target: expected the name of the measured time's column, got {target!r}")
     t = numeric_column(frame, target, "target")
-    bad = ~(np.isfinite(t) & (t > 0))
-    if bad.any():
-        pos = int(np.flatnonzero(bad)[0])
-        raise ValueError(f"target column {target!r}: value {t[pos]:g} in row {plain_value(frame.index[pos])!r} is "
-                         "not a finite time > 0")
+    at = first_bad_row(~(np.isfinite(t) & (t > 0)), frame.index)
+    if at:
+        raise ValueError(f"target column {target!r}: value {t[at[0]]:g} in row {at[1]!r} is not a finite time > 0")
 
 
 def _check_drop(frame, predict_drop) -> list:

@@ -39,7 +39,7 @@ from .._checks import check_number
 from .base import PerformanceForm
 from .ranges import check_saved_ranges, column_ranges
 from .roles import count_column, record_roles
-from .validation import missing_column_error, numeric_column, plain_value, validate_target
+from .validation import first_bad_row, missing_column_error, numeric_column, plain_value, validate_target
 
 __all__ = ["PolluxStepModel", "PhaseAwareStepModel", "MedianOfModels", "STEP_FORMS", "SYNC_FORMS", "LOSSES",
            "step_columns"]
@@ -84,11 +84,10 @@ def step_columns(X, gpus: str, nodes: str, batch: str):
             raise missing_column_error(X, col, role)
     K, N = count_column(X, gpus, "gpus"), count_column(X, nodes, "nodes")
     m = numeric_column(X, batch, "batch")
-    bad = ~(np.isfinite(m) & (m > 0))
-    if bad.any():
-        pos = int(np.flatnonzero(bad)[0])
-        raise ValueError(f"column {batch!r}: value {m[pos]:g} in row {plain_value(X.index[pos])!r} is not a "
-                         "finite number > 0 (a per-GPU batch)")
+    at = first_bad_row(~(np.isfinite(m) & (m > 0)), X.index)
+    if at:
+        raise ValueError(f"column {batch!r}: value {m[at[0]]:g} in row {at[1]!r} is not a finite number > 0 (a per-GPU "
+                         "batch)")
     over = N > K
     if over.any():
         pos = int(np.flatnonzero(over)[0])
@@ -429,17 +428,12 @@ class PhaseAwareStepModel(_StepModel):
         if self.sync_column not in X.columns:
             raise missing_column_error(X, self.sync_column, "sync_column (read in fit only)")
         s = numeric_column(X, self.sync_column, "sync_column")
-        bad = ~(np.isfinite(s) & (s >= 0))
-        if bad.any():
-            pos = int(np.flatnonzero(bad)[0])
-            raise ValueError(f"column {self.sync_column!r}: value {s[pos]:g} in row {plain_value(X.index[pos])!r} "
-                             "is not a finite number >= 0 (seconds spent synchronising)")
-        over = s > y
-        if over.any():
-            pos = int(np.flatnonzero(over)[0])
-            raise ValueError(f"column {self.sync_column!r}: value {s[pos]:g} in row {plain_value(X.index[pos])!r} "
-                             f"is more than the row's step time {y[pos]:g}: the time spent synchronising is part of "
-                             "the step (same units as the target?)")
+        for bad, what in ((~(np.isfinite(s) & (s >= 0)), "is not a finite number >= 0 (seconds spent synchronising)"),
+                          (s > y, "is more than the row's step time: the time spent synchronising is part of the step "
+                                  "(same units as the target?)")):
+            at = first_bad_row(bad, X.index)
+            if at:
+                raise ValueError(f"column {self.sync_column!r}: value {s[at[0]]:g} in row {at[1]!r} {what}")
         return s
 
     def fit(self, X, y):

@@ -21,7 +21,7 @@ from .._checks import check_int, check_number
 
 __all__ = ["validate_frame", "validate_target", "check_levels", "column_list", "missing_column_error", "numeric_column",
            "check_unique_roles", "check_int", "check_number", "as_times", "broadcast_named", "wrap_like", "MAX_TIME",
-           "MISSING_LEVEL_HINT", "plain_value"]
+           "MISSING_LEVEL_HINT", "plain_value", "first_bad_row"]
 
 #: Largest measured time (seconds) :func:`validate_target` accepts with ``positive=True``. No real
 #: measurement comes near it (the universe is about 4e17 s old); beyond ~1e154 the squared errors
@@ -108,6 +108,13 @@ def plain_value(v):
 
 def _row_label(frame, pos: int):
     return plain_value(frame.index[pos])
+
+
+def first_bad_row(bad, index):
+    """``(position, label)`` of the first row that ``bad`` (a boolean array) marks, the label as a plain value for
+    messages; None when none is marked."""
+    hits = np.flatnonzero(np.asarray(bad, dtype=bool))
+    return (int(hits[0]), plain_value(index[int(hits[0])])) if len(hits) else None
 
 
 def check_unique_roles(roles) -> None:
@@ -353,17 +360,13 @@ def validate_target(y, X=None, name: str = "y", positive: bool = False):
     if X is not None and len(arr) != len(X):
         raise ValueError(f"{name}: {len(arr)} values for {len(X)} rows of X")
     if positive:
-        nonpos = arr <= 0
-        if nonpos.any():
-            pos = int(np.flatnonzero(nonpos)[0])
-            raise ValueError(f"{name}: value {arr[pos]:g} in row {plain_value(labels[pos])!r} must be > 0 "
-                             "(measured times are positive)")
-        huge = arr > MAX_TIME
-        if huge.any():
-            pos = int(np.flatnonzero(huge)[0])
-            raise ValueError(f"{name}: value {arr[pos]:g} in row {plain_value(labels[pos])!r} is too large for a time "
-                             f"(limit {MAX_TIME:g} s; larger values overflow the fit's error metrics); "
-                             "are the times in seconds?")
+        at = first_bad_row(arr <= 0, labels)
+        if at:
+            raise ValueError(f"{name}: value {arr[at[0]]:g} in row {at[1]!r} must be > 0 (measured times are positive)")
+        at = first_bad_row(arr > MAX_TIME, labels)
+        if at:
+            raise ValueError(f"{name}: value {arr[at[0]]:g} in row {at[1]!r} is too large for a time (limit "
+                             f"{MAX_TIME:g} s; larger values overflow the fit's error metrics); are the times in seconds?")
     return arr
 
 
