@@ -285,20 +285,37 @@ def test_reproduce_rejects_unknown_names_and_file_folders_before_running(tmp_pat
     assert not (tmp_path / "b").exists()
 
 
-@pytest.mark.slow
-def test_reproduce_with_a_bad_parameter_is_one_clean_cli_error(tmp_path, capfd):
-    """``perfkit reproduce -p n_fit 0`` stops in the notebook's check cell: exit 2, one line, no traceback, in seconds."""
+def test_reproduce_with_a_bad_parameter_value_stops_before_any_notebook(tmp_path, capfd, monkeypatch):
+    """``perfkit reproduce -p n_fit 0``: every chapter's check_params sees the values first: exit 2, one line naming
+    the chapter and the parameter, no traceback, no notebook executed (a later chapter's bad value would otherwise
+    surface only after the earlier chapters ran)."""
     from perfkit.cli import main
 
+    def never(*a, **k):
+        raise AssertionError("a notebook ran before the parameter values were checked")
+    monkeypatch.setattr(nbs, "run_notebook", never)
     code = main(["reproduce", "--chapter", "ch4", "--quick", "--no-progress", "--build-dir", str(tmp_path / "b"),
                  "--figures-dir", str(tmp_path / "f"), "-p", "n_fit", "0"])
     out, err = capfd.readouterr()
     assert code == 2
     [line] = [ln for ln in err.splitlines() if ln.startswith("perfkit: error:")]
-    assert line.startswith("perfkit: error: notebook ch4_generic_model.ipynb failed in cell 3: ParameterError: "
+    assert line == "perfkit: error: ch4: n_fit: got 0; expected an integer >= 2", line
+    assert "Traceback" not in out + err and "\x1b[" not in out + err
+    with pytest.raises(ValueError, match=r"^ch7: coverage: got 2; expected a number in \(0, 1\)"):
+        nbs.reproduce(["ch7"], quick=True, build_dir=tmp_path / "b", parameters={"coverage": 2})
+
+
+@pytest.mark.slow
+def test_a_notebook_given_a_bad_parameter_stops_in_its_check_cell(tmp_path):
+    """The notebook checks its parameters itself (run by papermill without ``reproduce``): its check cell raises,
+    one line naming notebook, cell and executed copy, and the copy's traceback is the one-line ParameterError."""
+    with pytest.raises(nbs.NotebookError) as info:
+        nbs.run_notebook(nbs.notebook_path("ch4"), build_dir=tmp_path / "b", progress=False,
+                         parameters={"quick": True, "n_fit": 0, "figures_dir": str(tmp_path / "f")})
+    line = str(info.value)
+    assert line.startswith("notebook ch4_generic_model.ipynb failed in cell 3: ParameterError: "
                            "n_fit: got 0; expected an integer >= 2"), line
     assert str(tmp_path / "b" / "ch4_generic_model.ipynb") in line
-    assert "Traceback" not in out + err and "\x1b[" not in out + err
     assert not (tmp_path / "f").exists() or not any((tmp_path / "f").rglob("*.png"))  # stopped before analyse
     executed = json.loads((tmp_path / "b" / "ch4_generic_model.ipynb").read_text())
     [error] = [o for c in executed["cells"] if c["cell_type"] == "code" for o in c.get("outputs", [])

@@ -293,8 +293,8 @@ def reproduce(
     parameters : dict, optional
         More values for the notebooks' ``parameters`` cells (e.g. ``{"n_fit": 900}``); every name
         must be a parameter of every chapter run. Paths (datasets, ``figures_dir``) have ``~`` expanded and,
-        when relative, are taken from the working folder. The notebooks check the values in their first
-        cell after the parameters.
+        when relative, are taken from the working folder. Every chapter's ``check_params`` checks the values
+        before any notebook runs (and the notebooks again in their first cell after the parameters).
     cache : bool, default True
         Present a chapter's results from the results cache (``<build_dir>/cache/results``) when its
         parameters, data and code are unchanged; False recomputes them (and replaces the stored ones).
@@ -302,8 +302,9 @@ def reproduce(
     Raises
     ------
     ValueError
-        An unknown chapter or parameter name, a folder that is a file, or the committed ``figures/`` in quick
-        mode (before anything runs);
+        An unknown chapter or parameter name, a parameter value a chapter refuses (its
+        :class:`~perfkit.chapters.result.ParameterError`, a ValueError), a folder that is a file, or the committed
+        ``figures/`` in quick mode (before anything runs);
         :class:`NotebookError` when a notebook fails.
     """
     chapters = list(CHAPTERS) if not chapters else chapters
@@ -319,6 +320,8 @@ def reproduce(
         if unknown:
             raise ValueError(f"parameters: {unknown[0]!r} is not a parameter of the {chapter} notebook "
                              f"({CHAPTERS[chapter][1]}; parameters: {', '.join(known)})")
+    for chapter in chapters if parameters else ():  # the values too, before any notebook runs (an hour may pass
+        _check_values(chapter, quick, figures_dir, parameters)  # before a later chapter's first cell checks them)
     write_run_environment(build_dir, chapters=chapters, quick=quick, figures_dir=figures_dir, parameters=parameters,
                           cache=cache)
     outputs = []
@@ -338,6 +341,20 @@ def reproduce(
                                         progress=progress and not status.tty))
         print(f"[perfkit] {chapter}: done in {time.perf_counter() - start:.1f} s -> {outputs[-1]}", flush=True)
     return outputs
+
+
+def _check_values(chapter: str, quick: bool, figures_dir, parameters: dict) -> None:
+    """The values the ``chapter`` notebook will receive, checked by its ``check_params`` in this process (the
+    notebook checks them again in its first cell); a bad one is the chapter's
+    :class:`~perfkit.chapters.result.ParameterError`, with the chapter named."""
+    from . import chapter_module
+    from .result import ParameterError
+
+    try:
+        chapter_module(chapter).check_params(quick=quick, **({"figures_dir": figures_dir} if figures_dir else {}),
+                                             **parameters)
+    except ParameterError as exc:
+        raise ParameterError(f"{chapter}: {exc}") from None
 
 
 def write_run_environment(build_dir, **run) -> Path:
