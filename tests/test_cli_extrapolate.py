@@ -69,6 +69,21 @@ def test_phases_form_extrapolates_and_its_intervals_widen(capsys, files):
     for row in ("2×", "4×", "all"):
         assert re.search(rf"^\s*{row}\s", table, re.M), table
     assert "random forest" in table and "gradient boosting" in table
+    # what the fit rows alone say: the form and the baselines on the inner splits, scored from the fit rows only
+    line = re.search(r"inner splits of the fit rows \(extrapolating within them, the rows beyond MAX unseen\): MAPE "
+                     r"\(%\) phases model ([\d.]+), random forest ([\d.]+), gradient boosting ([\d.]+)", r.out)
+    assert line, r.out
+    frame = pd.read_csv(files.pollux)
+    fit = frame[frame.n_gpus <= 16]
+    from perfkit.cli.extrapolate import inner_comparison
+    from perfkit.model.baselines import make_baseline
+
+    broles = dict(numeric=[], categorical=[], extrinsic=["n_gpus", "n_nodes", "batch_per_gpu"])
+    want = inner_comparison({"phases model": PhaseAwareStepModel(), "random forest":
+                             make_baseline("rf", **broles, random_state=0, n_jobs=1)},
+                            fit.drop(columns="t_iter"), fit.t_iter, ("n_gpus", 16.0), ["sync_time"])
+    assert float(line.group(1)) == pytest.approx(want["phases model"], rel=5e-3)  # printed to 3 digits
+    assert float(line.group(2)) == pytest.approx(want["random forest"], rel=5e-3)
     doc = json.loads(out.read_text())
     assert doc["format"] == "perfkit.ScaleIntervalModel" and doc["settings"]["phases"] == ["sync_time"]
     model = load_model(out)

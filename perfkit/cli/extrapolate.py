@@ -7,6 +7,8 @@ Imported by :mod:`perfkit.cli.fitting` only when a fit runs.
 """
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pandas as pd
 
@@ -17,6 +19,7 @@ from .fit_checks import AUTO, MIN_HELD_OUT, PHASE_FORM, STEP_FLAGS, parse_extrap
 
 __all__ = ["check_measure_columns", "extrapolation_split", "phases_line", "step_form", "step_roles",
            "baseline_roles", "scale_model", "factor_table", "fitted_baselines", "print_factor_table",
+           "inner_comparison", "print_inner_comparison",
            "MAX_FACTOR_ROWS"]
 
 #: with more distinct extrapolation factors than this, the table groups them by doubling (1-2×, 2-4×, ...)
@@ -219,6 +222,54 @@ def fitted_baselines(args, roles, X_tr, y_tr) -> dict:
     out = {"random forest": make_baseline("rf", **broles, random_state=0, n_jobs=args.jobs),
            "gradient boosting": make_baseline("gb", **broles, random_state=0)}
     return {name: m.fit(X_tr, np.asarray(y_tr, dtype=float)) for name, m in out.items()}
+
+
+def inner_comparison(estimators: dict, X_tr, y_tr, scale, phases=()) -> dict:
+    """Name → MAPE (%) of each unfitted estimator of ``estimators`` on the inner extrapolation splits of the fit rows
+    (:func:`~perfkit.model.scale_intervals.inner_splits`, those that calibrate the intervals), averaged over the
+    splits; empty without a split. Fit rows only: the held-out rows are never read."""
+    from ..model.extrapolation import extrapolation_errors
+    from ..model.scale_intervals import inner_splits
+
+    col, top = scale
+    splits = inner_splits(np.asarray(X_tr[col], dtype=float), top)
+    target = "__perfkit_target__"
+    while target in X_tr.columns:
+        target += "_"
+    frame = X_tr.assign(**{target: np.asarray(y_tr, dtype=float)})
+    out = {}
+    for name, est in estimators.items():
+        scores = []
+        for inner_max, lo, hi in splits:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                t = extrapolation_errors({name: est}, frame, col, inner_max, target, None, test_min=lo, test_max=hi,
+                                         predict_drop=list(phases))
+            scores.append(float(t[t.factor.astype(str) == "all"].mape.iloc[0]))
+        if scores:
+            out[name] = float(np.mean(scores))
+    return out
+
+
+def print_inner_comparison(args, roles, form_name: str, estimator, X_tr, y_tr, scale, phases=()) -> None:
+    """One line with the MAPE (%) of the form and of the baselines on the inner splits of the fit rows: what the fit
+    rows alone say of extrapolating this range (a hint, not a verdict: on Sia's dgx traces their preference for a
+    forest held beyond MAX, on Pollux's cifar10 job it did not; ``benchmarks/results/scale_clusters.md``)."""
+    from ..model.baselines import make_baseline
+
+    broles = baseline_roles(args, roles)
+    models = {form_name: estimator,
+              "random forest": make_baseline("rf", **broles, random_state=0, n_jobs=args.jobs),
+              "gradient boosting": make_baseline("gb", **broles, random_state=0)}
+    try:
+        mape = inner_comparison(models, X_tr, y_tr, scale, phases)
+    except ValueError as exc:  # e.g. a level the inner fit rows lack: the comparison is left out, not the fit
+        print(f"\ninner splits of the fit rows: no comparison ({str(exc).splitlines()[0]})")
+        return
+    if not mape:
+        return
+    print("\ninner splits of the fit rows (extrapolating within them, the rows beyond MAX unseen): MAPE (%) "
+          + ", ".join(f"{name} {v:.3g}" for name, v in mape.items()))
 
 
 def print_factor_table(models: dict, X_te, y_te, scale) -> None:

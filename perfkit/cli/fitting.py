@@ -24,7 +24,7 @@ from ..model.stepmodels import STEP_FORMS
 from ..model.validation import check_levels, column_list, missing_column_error, validate_frame, validate_target
 from .common import duration, pairs, print_warnings
 from .extrapolate import (check_measure_columns, extrapolation_split, fitted_baselines, phases_line,
-                          print_factor_table, scale_model, step_form, step_roles)
+                          print_factor_table, print_inner_comparison, scale_model, step_form, step_roles)
 from .fit_checks import (AUTO, DEFAULT_FORM, DEFAULT_PENALTY, DEFAULT_TEST_SIZE, check_fit_flags, check_form_flags,
                          check_target_spread, held_out_rows)
 
@@ -214,6 +214,7 @@ def fit_thesis_form(args, model, roles, X_tr, X_te, y_tr, y_te, scale=None, phas
         if args.calibrate:
             _print_coverage(best, X_te, y_te, scale)
         if scale:
+            print_inner_comparison(args, roles, "generic model", clone(rep.best), X_tr, y_tr, scale, phases)
             print_factor_table({"generic model": rep.best, **baselines}, X_te, y_te, scale)
 
     _report_then_save(best, args.out, report)
@@ -307,4 +308,5 @@ def _compare_other(args, model, roles, X_tr, X_te, y_tr, y_te, scale=None) -> No
         print("\nheld-out errors:")
         print(table[ERROR_COLUMNS].to_string())
     if scale:
+        print_inner_comparison(args, roles, name, model.estimator, X_tr, y_tr, scale, model.phases)
         print_factor_table(models, X_te, y_te, scale)
