@@ -299,6 +299,13 @@ def test_relative_figures_dir_is_taken_from_the_working_folder(captured, tmp_pat
 
 
 def test_dataset_parameters_are_taken_from_the_working_folder(captured, tmp_path, monkeypatch):
+    import shutil
+
+    from perfkit.schema import repo_root
+
+    measured = repo_root() / "data" / "measured" / "pytorch-cpu"  # real files: reproduce checks the values first
+    shutil.copy(measured / "ch5_resattnet3d.csv", tmp_path / "mine.csv")
+    shutil.copy(measured / "ch4_lenet5.csv", tmp_path / "ch4.csv")
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("HOME", str(tmp_path))
     nbs.reproduce(["ch5"], quick=True, build_dir=tmp_path / "b", progress=False,
