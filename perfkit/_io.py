@@ -20,7 +20,7 @@ import tempfile
 from pathlib import Path
 
 __all__ = ["MAX_INPUT_BYTES", "atomic_write", "append_bytes", "check_output", "check_input_file", "csv_with_column",
-           "is_perfkit_model", "path_argument", "read_csv"]
+           "is_perfkit_model", "path_argument", "read_csv", "read_json"]
 
 
 #: the largest input file perfkit reads (bytes): a device or a runaway file is refused instead of filling memory
@@ -37,12 +37,29 @@ def _kind(mode: int) -> str:
     return "not a regular file"
 
 
-def path_argument(value, name: str) -> Path:
+def path_argument(value, name: str, what: str = "a path") -> Path:
     """``value`` as a Path when it is a path (a string or ``os.PathLike`` without NUL characters); else one
-    ValueError naming the argument ``name``."""
+    ValueError naming the argument ``name`` and saying it expected ``what``."""
     if not isinstance(value, (str, os.PathLike)) or "\x00" in os.fspath(value) or not str(os.fspath(value)).strip():
-        raise ValueError(f"{name}: expected a path, got {value!r}")
+        raise ValueError(f"{name}: expected {what}, got {value!r}")
     return Path(value)
+
+
+def read_json(path, what: str) -> dict:
+    """The JSON object in ``path``; else one ValueError beginning with ``what`` (the file and its role, e.g.
+    ``"extrap_results: x.json"``): ``… is not a readable JSON file (reason)`` for a file that cannot be read or
+    parsed (a folder, not UTF-8, not JSON, nested too deep), ``… holds a JSON list, not an object`` for another
+    document."""
+    import json
+
+    try:
+        doc = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, ValueError, RecursionError) as exc:  # UnicodeDecodeError is a ValueError
+        reason = str(exc).splitlines()[0][:120] if str(exc) else type(exc).__name__
+        raise ValueError(f"{what} is not a readable JSON file ({reason})") from None
+    if not isinstance(doc, dict):
+        raise ValueError(f"{what} holds a JSON {type(doc).__name__}, not an object")
+    return doc
 
 
 def check_input_file(path, what: str = "file", max_bytes: int | None = None) -> Path:

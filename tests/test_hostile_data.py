@@ -74,7 +74,7 @@ def test_chapter_7_checks_its_own_datasets_before_the_first_fit(monkeypatch):
     def never(*a, **k):
         raise AssertionError("a study started before the datasets were checked")
     monkeypatch.setattr(compute, "_pollux", never)
-    for kw, words in ((dict(ch3_dataset=CH4), r"ch3_dataset: .*no column 'model'"),
+    for kw, words in ((dict(ch3_dataset=CH4), r"ch3_dataset: .*column 'model' missing"),
                       (dict(ch4_dataset="data/measured/pytorch-cpu/ch3_phases.csv"), r"ch4_dataset: .*column"),
                       (dict(ch3_fit_max_workers=1000), r"ch3_fit_max_workers: got 1000; the file's workers runs"),
                       (dict(ch4_fit_max_batch=100000), r"ch4_fit_max_batch: got 100000")):
@@ -147,12 +147,13 @@ def test_a_phase_that_was_not_timed_may_be_empty_and_a_blank_device_is_no_device
     assert len(load_phases("data/measured/pytorch-cpu/ch3_phases.csv")) > 0  # the shipped files, empty t_c included
 
 
-@pytest.mark.parametrize("content, words", [("{not json", "not a readable provenance JSON"), ("[1, 2]", "not a list"),
-                                            (b"\xff\xfe{}", "not a readable provenance JSON")])
+@pytest.mark.parametrize("content, words", [("{not json", "is not a readable JSON file"),
+                                            ("[1, 2]", "holds a JSON list, not an object"),
+                                            (b"\xff\xfe{}", "is not a readable JSON file")])
 def test_a_damaged_provenance_file_is_named(tmp_path, content, words):
     prov = tmp_path / "x.provenance.json"
     prov.write_bytes(content if isinstance(content, bytes) else content.encode())
-    with pytest.raises(ValueError, match=rf"x.provenance.json: .*{words}"):
+    with pytest.raises(ValueError, match=rf"provenance file .*x.provenance.json {words}"):
         load_provenance(tmp_path / "x.csv")
 
 

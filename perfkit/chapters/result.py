@@ -157,8 +157,7 @@ def optional_file(allowed: str) -> Check:
     or ``""``; a folder, or an existing file that is not one JSON object, is refused (before any work, so that a
     damaged results file never ends a chapter after its fits). ``allowed`` says so in words."""
     def test(v):
-        import json
-
+        from .._io import read_json
         from ..schema import resolve
 
         if v == "":
@@ -173,10 +172,10 @@ def optional_file(allowed: str) -> Check:
         if not path.is_file():
             return f"{v!r} is not a regular file ({path})"
         try:
-            doc = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, ValueError, RecursionError) as exc:  # UnicodeDecodeError is a ValueError
-            return f"{v!r} is not a readable JSON file ({str(exc).splitlines()[0][:120]})"
-        return True if isinstance(doc, dict) else f"{v!r} holds a JSON {type(doc).__name__}, not an object"
+            read_json(path, repr(v))
+        except ValueError as exc:
+            return str(exc)
+        return True
 
     return Check(allowed, test)
 

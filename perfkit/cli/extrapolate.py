@@ -14,7 +14,7 @@ import pandas as pd
 
 from ..model.scale_intervals import MIN_INNER_FIT, MIN_INNER_TEST, ScaleIntervalModel, default_fit_max, inner_splits
 from ..model.stepmodels import STEP_FORMS, step_columns
-from ..model.validation import column_list, missing_column_error, numeric_column, plain_value
+from ..model.validation import column_list, first_bad_row, missing_column_error, numeric_column, target_column
 from .fit_checks import AUTO, MIN_HELD_OUT, PHASE_FORM, STEP_FLAGS, parse_extrapolate, uses_phases
 
 __all__ = ["check_measure_columns", "extrapolation_split", "phases_line", "step_form", "step_roles",
@@ -59,17 +59,15 @@ def _check_phases(X, y, phases, roles, step, target) -> None:
         if col not in X.columns:
             raise missing_column_error(X, col, "--phases")
         v = numeric_column(X, col, "--phases")
-        bad = v < 0
-        if bad.any():
-            pos = int(np.flatnonzero(bad)[0])
-            raise ValueError(f"--phases column {col!r}: value {v[pos]:g} in row {plain_value(X.index[pos])!r} is "
-                             "negative; a measured phase is a time >= 0 (seconds per step)")
-        over = v > np.asarray(y, dtype=float)
-        if over.any():
-            pos = int(np.flatnonzero(over)[0])
-            raise ValueError(f"--phases column {col!r}: value {v[pos]:g} in row {plain_value(X.index[pos])!r} is more "
-                             f"than the row's --target {target!r} ({np.asarray(y)[pos]:g}); a measured phase is part "
-                             "of the step (the same units?)")
+        at = first_bad_row(v < 0, X.index)
+        if at:
+            raise ValueError(f"--phases column {col!r}: value {v[at[0]]:g} in row {at[1]!r} is negative; a measured "
+                             "phase is a time >= 0 (seconds per step)")
+        at = first_bad_row(v > np.asarray(y, dtype=float), X.index)
+        if at:
+            raise ValueError(f"--phases column {col!r}: value {v[at[0]]:g} in row {at[1]!r} is more than the row's "
+                             f"--target {target!r} ({np.asarray(y)[at[0]]:g}); a measured phase is part of the step "
+                             "(the same units?)")
 
 
 def check_measure_columns(args, X, y, roles) -> list:
@@ -94,10 +92,10 @@ def check_measure_columns(args, X, y, roles) -> list:
         if col not in X.columns:
             raise missing_column_error(X, col, "--extrapolate")
         v = numeric_column(X, col, "--extrapolate")
-        if (v <= 0).any():
-            pos = int(np.flatnonzero(v <= 0)[0])
-            raise ValueError(f"--extrapolate column {col!r}: value {v[pos]:g} in row {plain_value(X.index[pos])!r} "
-                             "is not > 0 (the extrapolation factor is the value / MAX)")
+        at = first_bad_row(v <= 0, X.index)
+        if at:
+            raise ValueError(f"--extrapolate column {col!r}: value {v[at[0]]:g} in row {at[1]!r} is not > 0 (the "
+                             "extrapolation factor is the value / MAX)")
         read = [*roles["numeric"], *roles["extrinsic"], *(step.values() if step else ())]
         if col not in read:
             raise ValueError(f"--extrapolate {args.extrapolate}: column {col!r} is not one the model reads (it reads "
@@ -228,27 +226,20 @@ def inner_comparison(estimators: dict, X_tr, y_tr, scale, phases=()) -> dict:
     """Name → MAPE (%) of each unfitted estimator of ``estimators`` on the inner extrapolation splits of the fit rows
     (:func:`~perfkit.model.scale_intervals.inner_splits`, those that calibrate the intervals), averaged over the
     splits; empty without a split. Fit rows only: the held-out rows are never read."""
-    from ..model.extrapolation import extrapolation_errors
-    from ..model.scale_intervals import inner_splits
+    from ..model.extrapolation import select_by_extrapolation
 
     col, top = scale
     splits = inner_splits(np.asarray(X_tr[col], dtype=float), top)
-    target = "__perfkit_target__"
-    while target in X_tr.columns:
-        target += "_"
+    if not splits:
+        return {}
+    target = target_column(X_tr)
     frame = X_tr.assign(**{target: np.asarray(y_tr, dtype=float)})
-    out = {}
-    for name, est in estimators.items():
-        scores = []
-        for inner_max, lo, hi in splits:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                t = extrapolation_errors({name: est}, frame, col, inner_max, target, None, test_min=lo, test_max=hi,
-                                         predict_drop=list(phases))
-            scores.append(float(t[t.factor.astype(str) == "all"].mape.iloc[0]))
-        if scores:
-            out[name] = float(np.mean(scores))
-    return out
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        _, scores = select_by_extrapolation(estimators, frame, col, target, splits, groups=None,
+                                            predict_drop=list(phases))
+    score = dict(zip(scores.candidate, scores.score))
+    return {name: float(score[name]) for name in estimators}
 
 
 def print_inner_comparison(args, roles, form_name: str, estimator, X_tr, y_tr, scale, phases=()) -> None:

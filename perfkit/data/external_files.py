@@ -52,8 +52,9 @@ def number_column(df, col: str, path, label=None):
     import pandas as pd
 
     raw = df[col]
-    if raw.dtype == bool or raw.map(lambda v: isinstance(v, (bool, np.bool_))).any():  # True/False is no count
-        i = int(np.flatnonzero(raw.map(lambda v: isinstance(v, (bool, np.bool_))).to_numpy())[0])
+    flags = raw.map(lambda v: isinstance(v, (bool, np.bool_))).to_numpy()  # True/False is no count
+    if flags.any():
+        i = int(np.flatnonzero(flags)[0])
         raise ValueError(f"{path}: column {col!r}, {row_where(df, i, label)}: {_plain(raw.iloc[i])!r} is not a number")
     try:
         num = pd.to_numeric(raw, errors="coerce").astype(float)

@@ -5,11 +5,9 @@ names the file and the missing column when one is absent.
 """
 from __future__ import annotations
 
-import json
-
 import numpy as np
 
-from .._io import read_csv
+from .._io import read_csv, read_json
 from ..schema import CH3_COLUMNS, MODEL_NAMES, ROLES, provenance_path
 
 __all__ = ["load_phases", "load_steps", "load_provenance", "phase_rows", "thesis_split"]
@@ -176,10 +174,4 @@ def load_provenance(data_path) -> dict:
     path = provenance_path(data_path)
     if not path.exists():
         return {}
-    try:
-        doc = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError, RecursionError) as exc:  # a folder, undecodable bytes, not JSON
-        raise ValueError(f"{path}: not a readable provenance JSON ({str(exc).splitlines()[0][:120]})") from None
-    if not isinstance(doc, dict):
-        raise ValueError(f"{path}: a provenance file holds one JSON object, not a {type(doc).__name__}")
-    return doc
+    return read_json(path, f"provenance file {path}")

@@ -17,15 +17,14 @@ from __future__ import annotations
 
 import csv
 import math
-import os
 import re
 from pathlib import Path
 
 import numpy as np
 
 from .._io import path_argument, read_csv
-from .external_files import (MAX_BATCH, MAX_GPUS, MAX_STEP_TIME, MIN_STEP_TIME, count_column, external_dir, number_column,
-                             row_where)
+from .external_files import (MAX_BATCH, MAX_GPUS, MAX_STEP_TIME, MIN_STEP_TIME, count_column, external_dir,
+                             number_column, row_where)
 
 __all__ = ["POLLUX_COLUMNS", "POLLUX_JOBS", "POLLUX_STUDIES", "load_pollux", "load_traces", "placement_layout"]
 
@@ -301,9 +300,7 @@ def load_traces(root, cluster=None, jobs=None, study: str = "all"):
     if cluster is not None and (not isinstance(cluster, str) or not _CLUSTER.fullmatch(cluster)):
         raise ValueError(f"cluster: expected a name of letters, digits, '_', '.' or '-' (the tables' suffix), "
                          f"got {cluster!r}")
-    if not isinstance(root, (str, os.PathLike)) or "\x00" in str(root):
-        raise ValueError(f"root: expected the path of a folder, got {root!r}")
-    folder = Path(root)
+    folder = path_argument(root, "root", "the path of a folder")
     if not folder.is_dir():
         raise FileNotFoundError(f"root: {str(folder)!r} is not a folder (one sub-folder per job expected)")
     names = [_table_name(s, cluster) for s in studies]

@@ -25,12 +25,12 @@ from __future__ import annotations
 import numpy as np
 
 from .._checks import check_number
-from .validation import first_bad_row, missing_column_error, numeric_column, plain_value
+from .validation import first_bad_row, missing_column_error, numeric_column
 
 __all__ = ["scale_split", "extrapolation_predictions", "extrapolation_errors", "error_table", "select_by_extrapolation",
            "calibrate_extrapolation", "extrapolation_interval", "interval_coverage", "distance", "conformal_quantile",
            "inflation_ratios", "transfer_inflation", "calibrate_transfer", "factor_splits", "INNER_FRACTIONS",
-           "select_median_of_top"]
+           "select_median_of_top", "check_predict_drop"]
 
 MEDIAN = "median"  # the group label of the median over groups
 
@@ -75,11 +75,10 @@ def _group_frames(frame, groups):
         raise ValueError(f"groups: expected None or the name of the groups column, got {groups!r}")
     if groups not in frame.columns:
         raise missing_column_error(frame, groups, "groups")
-    na = frame[groups].isna().to_numpy()
-    if na.any():
-        pos = int(np.flatnonzero(na)[0])
-        raise ValueError(f"groups column {groups!r}: missing value in row {plain_value(frame.index[pos])!r} (every "
-                         "row belongs to a group; its rows would be left out)")
+    at = first_bad_row(frame[groups].isna().to_numpy(), frame.index)
+    if at:
+        raise ValueError(f"groups column {groups!r}: missing value in row {at[1]!r} (every row belongs to a group; "
+                         "its rows would be left out)")
     return [(g, frame[frame[groups] == g]) for g in sorted(frame[groups].unique().tolist(), key=str)]
 
 
@@ -94,8 +93,8 @@ def extrapolation_predictions(model, frame, column, fit_max, target, groups="job
     from sklearn.base import clone
 
     _check_target(frame, target)
-    drop = _check_drop(frame, predict_drop)
-    if not (hasattr(model, "fit") and hasattr(model, "predict")):
+    drop = check_predict_drop(frame, predict_drop)
+    if not _is_estimator(model):
         raise ValueError(f"model: expected an estimator with fit and predict, got {type(model).__name__}")
     out = []
     for _, rows in _group_frames(frame, groups):
@@ -115,12 +114,16 @@ def extrapolation_predictions(model, frame, column, fit_max, target, groups="job
     return pd.concat(out)
 
 
+def _is_estimator(est) -> bool:
+    return hasattr(est, "fit") and hasattr(est, "predict")
+
+
 def _check_models(models: dict, name: str) -> None:
     """``models``: a non-empty dict of name → estimator (with fit and predict); else one error naming the entry."""
     if not isinstance(models, dict) or not models:
         raise ValueError(f"{name}: expected a non-empty dict of name -> estimator")
     for key, est in models.items():
-        if not (hasattr(est, "fit") and hasattr(est, "predict")):
+        if not _is_estimator(est):
             raise ValueError(f"{name}[{key!r}]: expected an estimator with fit and predict, got {type(est).__name__}")
 
 
@@ -139,8 +142,9 @@ def _check_target(frame, target) -> None:
         raise ValueError(f"target column {target!r}: value {t[at[0]]:g} in row {at[1]!r} is not a finite time > 0")
 
 
-def _check_drop(frame, predict_drop) -> list:
-    """``predict_drop`` as a list of columns of ``frame``."""
+def check_predict_drop(frame, predict_drop) -> list:
+    """``predict_drop`` (the measured columns a prediction must not see) as a list of columns of ``frame``; else one
+    ValueError naming it."""
     if isinstance(predict_drop, str) or not all(isinstance(c, str) for c in predict_drop):
         raise ValueError(f"predict_drop: expected a list of column names, got {predict_drop!r}")
     for c in predict_drop:
@@ -311,11 +315,10 @@ def conformal_quantile(scores, alpha, *, cap: bool = False) -> float:
 
 def _log_scores(pred, target) -> np.ndarray:
     p = pred["predicted"].to_numpy(dtype=float)
-    bad = ~(np.isfinite(p) & (p > 0))
-    if bad.any():
-        pos = int(np.flatnonzero(bad)[0])
-        raise ValueError(f"the model's prediction {p[pos]:g} for row {plain_value(pred.index[pos])!r} is not a finite "
-                         "time > 0 (no log-ratio score)")
+    at = first_bad_row(~(np.isfinite(p) & (p > 0)), pred.index)
+    if at:
+        raise ValueError(f"the model's prediction {p[at[0]]:g} for row {at[1]!r} is not a finite time > 0 (no "
+                         "log-ratio score)")
     ratio = pred[target].to_numpy(dtype=float) / p
     return np.abs(np.log(ratio)) / pred["distance"].to_numpy(dtype=float)
 

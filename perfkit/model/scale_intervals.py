@@ -35,7 +35,8 @@ from .extrapolation import distance, extrapolation_interval, extrapolation_predi
 from .intervals import ExtrapolationWarning
 from .persist import SavedModel, is_finite, jsonable, model_from_doc
 from .ranges import check_saved_ranges, column_ranges, outside_fitted
-from .validation import column_list, missing_column_error, numeric_column, plain_value, validate_target
+from .validation import (column_list, first_bad_row, missing_column_error, numeric_column, target_column,
+                         validate_target)
 
 __all__ = ["ScaleIntervalModel", "default_fit_max", "inner_splits", "MIN_INNER_FIT", "MIN_INNER_TEST", "MAX_INFLATION"]
 
@@ -84,19 +85,12 @@ def _check_splits(splits, fit_max) -> list:
     return [tuple(float(x) for x in s) for s in splits]
 
 
-def _target_name(X) -> str:
-    name = "__perfkit_target__"
-    while name in X.columns:
-        name += "_"
-    return name
-
-
 def _refuse_nonfinite(X, bad, what: str) -> None:
     """One ``ValueError`` naming the first row of ``X`` marked ``bad`` (a prediction or interval not finite)."""
-    if bad.any():
-        pos = int(np.flatnonzero(bad)[0])
-        raise ValueError(f"X: the {what} for row {plain_value(X.index[pos])!r} is not a finite time > 0: its column "
-                         "values are far outside the fitted range")
+    at = first_bad_row(bad, X.index)
+    if at:
+        raise ValueError(f"X: the {what} for row {at[1]!r} is not a finite time > 0: its column values are far "
+                         "outside the fitted range")
 
 
 class ScaleIntervalModel(RowCapabilities, SavedModel, RegressorMixin, BaseEstimator):
@@ -198,7 +192,7 @@ class ScaleIntervalModel(RowCapabilities, SavedModel, RegressorMixin, BaseEstima
         if v.max() > fit_max:
             raise ValueError(f"column {self.column!r}: the fit rows reach {v.max():g}, above fit_max {fit_max:g}")
         y = validate_target(y, X, positive=True)
-        target = _target_name(X)
+        target = target_column(X)
         frame = X.assign(**{target: y})
         scores = []
         for inner_max, lo, hi in splits:

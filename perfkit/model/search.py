@@ -52,11 +52,12 @@ from .forms import LogLinearModel
 from .generic import GenericPerformanceModel
 from .hybrid import HybridModel, hybrid_variants
 from .symbolic import SymbolicModel
+from .extrapolation import check_predict_drop
 from .intervals import ConformalRegressor, predictable_rows, seen_rows
 from .metrics import mape
 from .scale_intervals import inner_splits
 from .stepmodels import PhaseAwareStepModel, PolluxStepModel
-from .validation import column_list, missing_column_error, numeric_column, validate_frame, validate_target
+from .validation import column_list, numeric_column, target_column, validate_frame, validate_target
 
 __all__ = ["FORMS", "Candidate", "FormSearch", "form_candidates", "search_forms", "n_parameters", "make_form",
            "seen_rows", "one_standard_error_choice", "THESIS_SEARCH", "SELECTIONS", "step_candidates"]
@@ -515,11 +516,7 @@ def _check_extrapolate(X, extrapolate, predict_drop) -> None:
     if not np.all(np.isfinite(values) & (values > 0)):
         raise ValueError(f"extrapolate: column {column!r} must hold finite numbers > 0 (its values are scales)")
     check_number("extrapolate's fit_max", fit_max, positive=True)
-    if isinstance(predict_drop, str) or not all(isinstance(c, str) for c in predict_drop):
-        raise ValueError(f"predict_drop: expected a list of column names, got {predict_drop!r}")
-    for c in predict_drop:
-        if c not in X.columns:
-            raise missing_column_error(X, c, "predict_drop")
+    check_predict_drop(X, predict_drop)
 
 
 def _extrapolation_score(est, frame, column, target, splits, predict_drop) -> float:
@@ -549,9 +546,7 @@ def _extrapolation_choice(table, cands, X, y, extrapolate, predict_drop, n_jobs,
         raise ValueError(f"extrapolate: the {len(X)} rows have no inner extrapolation split along {column!r} (fit on "
                          f"the rows up to a quarter or half of {float(fit_max):g}, score the rows above): too few "
                          "rows or values")
-    target = "__perfkit_target__"
-    while target in X.columns:
-        target += "_"
+    target = target_column(X)
     frame = X.assign(**{target: y})
     tasks = [delayed(_extrapolation_score)(c.estimator, frame, column, target, splits, predict_drop) for c in cands]
     scores = np.asarray(run_parallel(n_jobs, None, tasks, len(tasks), "extrapolation scores", progress), dtype=float)

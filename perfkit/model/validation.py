@@ -21,7 +21,7 @@ from .._checks import check_int, check_number
 
 __all__ = ["validate_frame", "validate_target", "check_levels", "column_list", "missing_column_error", "numeric_column",
            "check_unique_roles", "check_int", "check_number", "as_times", "broadcast_named", "wrap_like", "MAX_TIME",
-           "MISSING_LEVEL_HINT", "plain_value", "first_bad_row"]
+           "MISSING_LEVEL_HINT", "plain_value", "first_bad_row", "target_column"]
 
 #: Largest measured time (seconds) :func:`validate_target` accepts with ``positive=True``. No real
 #: measurement comes near it (the universe is about 4e17 s old); beyond ~1e154 the squared errors
@@ -108,6 +108,15 @@ def plain_value(v):
 
 def _row_label(frame, pos: int):
     return plain_value(frame.index[pos])
+
+
+def target_column(X) -> str:
+    """A column name not in ``X`` for the target when a frame holds it beside the configurations
+    (``__perfkit_target__``, with ``_`` appended while taken)."""
+    name = "__perfkit_target__"
+    while name in X.columns:
+        name += "_"
+    return name
 
 
 def first_bad_row(bad, index):

@@ -2,13 +2,13 @@
 for the same splits."""
 from __future__ import annotations
 
-import json
 import math
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
+from ..._io import read_json
 from ...data.external import EXTERNAL_DATASETS, load_external
 from ...data.measured import load_steps, thesis_split
 from ...model.baselines import train_test_split_frame
@@ -115,13 +115,9 @@ def _read_json(path) -> tuple[dict, str]:
     if not full.exists():
         return {}, show_path(full)
     try:
-        doc = json.loads(full.read_text(encoding="utf-8"))
-    except (OSError, ValueError, RecursionError) as exc:
-        raise ParameterError(f"extrap_results: {show_path(full)} is not a readable JSON file "
-                             f"({str(exc).splitlines()[0][:120]})") from None
-    if not isinstance(doc, dict):
-        raise ParameterError(f"extrap_results: {show_path(full)} holds a JSON {type(doc).__name__}, not an object")
-    return doc, show_path(full)
+        return read_json(full, f"extrap_results: {show_path(full)}"), show_path(full)
+    except ValueError as exc:
+        raise ParameterError(str(exc)) from None
 
 
 def _extrap_row(r, ds: str, key: str, s: Split, where: str) -> dict:

@@ -27,6 +27,7 @@ import pandas as pd
 from sklearn.base import clone
 from threadpoolctl import threadpool_limits
 
+from ..._io import read_json
 from ...data.external import EXTERNAL_DATASETS
 from ...data.measured import load_steps, provenance_path
 from ...model.baselines import make_baseline
@@ -185,14 +186,12 @@ def read_clusters(p: Params) -> list | None:
     """The rows of ``clusters_results`` (the same protocol on every cluster's traces, written by
     ``benchmarks/bench_scale_clusters.py``), or None when it is "" or missing; a file that is not such a result is
     one :class:`~perfkit.chapters.result.ParameterError` naming it."""
-    import json
-
     from ..result import ParameterError
 
     if not p.clusters_results or not resolve(p.clusters_results).exists():
         return None
     try:
-        rows = json.loads(resolve(p.clusters_results).read_text())["clusters"]
+        rows = read_json(resolve(p.clusters_results), str(p.clusters_results))["clusters"]
         if not isinstance(rows, list) or not rows:
             raise ValueError("'clusters' is not a non-empty list")
         out = [{**{k: r[k] for k in CLUSTER_KEYS}, **{k: r.get(k) for k in OPTIONAL_CLUSTER_KEYS}} for r in rows]
@@ -202,7 +201,7 @@ def read_clusters(p: Params) -> list | None:
         if len(set(names)) < len(names):
             raise ValueError(f"a cluster appears twice in {names}")
         return out
-    except (ValueError, KeyError, TypeError, RecursionError) as exc:
+    except (ValueError, KeyError, TypeError) as exc:
         missing = f"no key {exc}" if isinstance(exc, KeyError) else str(exc).splitlines()[0]
         raise ParameterError(f"clusters_results: {p.clusters_results} is not a bench_scale_clusters.py result "
                              f"(a 'clusters' list of rows with {', '.join(CLUSTER_KEYS)}): {missing}") from None
@@ -246,8 +245,6 @@ def _check_cluster_row(r: dict) -> None:
 def read_extrap(p: Params) -> dict:
     """Extra-P's MAPEs on this chapter's split from ``extrap_results`` (``benchmarks/bench_scale.py``): by job,
     the median and by factor, or ``{"status": "not run", "note": why}`` (no file, another split, not run)."""
-    import json
-
     if not p.extrap_results:
         return {"status": "not run", "note": 'extrap_results is ""'}
     path = resolve(p.extrap_results)
@@ -256,11 +253,9 @@ def read_extrap(p: Params) -> dict:
     from ..result import ParameterError
 
     try:
-        doc = json.loads(path.read_text(encoding="utf-8"))
-    except (ValueError, RecursionError) as exc:
-        raise ParameterError(f"extrap_results: {p.extrap_results} is not a readable JSON file "
-                             f"({str(exc).splitlines()[0][:120]})") from None
-    e = doc.get("extrap", {}) if isinstance(doc, dict) else None
+        e = read_json(path, f"extrap_results: {p.extrap_results}").get("extrap", {})
+    except ValueError as exc:
+        raise ParameterError(str(exc)) from None
     if not isinstance(e, dict):
         raise ParameterError(f"extrap_results: {p.extrap_results} is not a bench_scale.py result (its 'extrap' is "
                              "not an object)")
@@ -374,31 +369,19 @@ def _ch4_whatif(frame, form, p: Params):
     return whatif(model, base, "batch_size", sizes, p.coverage)
 
 
-#: the columns of a Chapter 3 file that its study reads
-CH3_COLUMNS = ("status", "model", "mode", "workers", "iteration", "t_iter")
-
-
 def _ch3_frame(p: Params) -> pd.DataFrame | None:
     """One row per timed iteration of each successful Chapter 3 sample of ``ch3_dataset``: the slowest worker's
-    ``t_iter``; None when it is ""; a file without the columns, or with workers or times that are not numbers > 0,
-    is one ParameterError naming it."""
-    from ..._io import read_csv
-    from ...model.validation import numeric_column
+    ``t_iter``; None when it is ""; a file that is not a Chapter 3 output, or a cell of a successful row that is no
+    measurement (:func:`perfkit.data.measured.phase_rows`), is one ParameterError naming it."""
+    from ...data.measured import phase_rows
     from ..result import ParameterError
 
     if not p.ch3_dataset:
         return None
     try:
-        d = read_csv(resolve(p.ch3_dataset), "Chapter 3 file")
-        missing = [c for c in CH3_COLUMNS if c not in d.columns]
-        if missing:
-            raise ValueError(f"no column {missing[0]!r} (a `perfkit collect ch3` output has {', '.join(CH3_COLUMNS)})")
-        d = d[d["status"] == "ok"]
-        for col in ("workers", "t_iter"):
-            if (numeric_column(d, col, "the study's") <= 0).any():
-                raise ValueError(f"column {col!r} holds a value <= 0")
+        d = phase_rows(resolve(p.ch3_dataset))
     except ValueError as exc:
-        raise ParameterError(f"ch3_dataset: {p.ch3_dataset}: {str(exc).splitlines()[0]}") from None
+        raise ParameterError(f"ch3_dataset: {str(exc).splitlines()[0]}") from None
     it = d.groupby(["model", "mode", "workers", "iteration"], sort=True)["t_iter"].max().reset_index()
     return it.drop(columns=["iteration"])
 
