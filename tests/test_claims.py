@@ -55,7 +55,7 @@ def sweep(drop_l1, drop_l2, noise=0.002, n=3):
 
 
 G, B_ = {"CNN": ev(2.8, 2.5, 3.1)}, {"CNN": ev(1.7, 1.6, 1.8)}
-SP = {"t_c_ratio": "CNN"}
+SP = {"t_c_trend": "CNN"}
 TF, MX = "TensorFlow (gpu, measured)", "MXNet (gpu, measured)"
 DE_L2 = seeds(a_x=(5.0, 0.5), k_l=(2.0, 0.2), p_x=(0.5, 0.05), q_workers=(-1.0, 0.01), C=(3.0, 0.03), seed=1)
 DE_WIDE = seeds(a_x=(5.0, 3.0), k_l=(2.0, 1.5), p_x=(0.5, 1.0), q_workers=(-1.0, 0.01), C=(3.0, 0.03), seed=2)
@@ -63,9 +63,9 @@ DE_WIDE = seeds(a_x=(5.0, 3.0), k_l=(2.0, 1.5), p_x=(0.5, 1.0), q_workers=(-1.0,
 #: claim key -> (quantities where it holds, where it does not, where it is inconclusive); {} is the missing case
 CASES = {
     # ---------------------------------------------------------------------------- Chapter 3
-    ("ch3", "t_c_grows"): ({"t_c_ratio": {"CNN": ev(2.8, 2.5, 3.1), "MLP": ev(2.4, 2.2, 2.6)}},
-                           {"t_c_ratio": {"CNN": ev(2.8, 2.5, 3.1), "MLP": ev(0.8, 0.7, 0.9)}},
-                           {"t_c_ratio": {"CNN": ev(2.8, 2.5, 3.1), "MLP": ev(1.0, 0.9, 1.1)}}),
+    ("ch3", "t_c_grows"): ({"t_c_trend": {("CNN", 8): ev(0.8, 0.5, 1.1), ("MLP", 8): ev(0.4, 0.2, 0.6)}},
+                           {"t_c_trend": {("CNN", 8): ev(0.8, 0.5, 1.1), ("MLP", 8): ev(-0.2, -0.3, -0.1)}},
+                           {"t_c_trend": {("CNN", 8): ev(0.8, 0.5, 1.1), ("MLP", 8): ev(0.0, -0.1, 0.1)}}),
     ("ch3", "lif_vs_speedup"): ({"lif_rho": ev(-0.8, -0.95, -0.6), "lif_cells": 6},
                                 {"lif_rho": ev(0.3, 0.1, 0.5), "lif_cells": 6},
                                 {"lif_rho": ev(-0.49, -1.0, 0.6), "lif_cells": 6}),

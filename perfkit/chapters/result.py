@@ -95,10 +95,10 @@ def one_of(*values) -> Check:
     return Check(f"one of {', '.join(map(repr, values))}", lambda v: v in values)
 
 
-def grid(item: Check, what: str = "values", distinct: bool = False) -> Check:
-    """A non-empty list or tuple whose every item passes ``item``."""
+def grid(item: Check, what: str = "values", distinct: bool = False, empty: bool = False) -> Check:
+    """A list or tuple whose every item passes ``item``; non-empty unless ``empty``."""
     def test(v):
-        if not isinstance(v, (list, tuple)) or not v:
+        if not isinstance(v, (list, tuple)) or not (v or empty):
             return False
         for x in v:
             try:
@@ -109,7 +109,7 @@ def grid(item: Check, what: str = "values", distinct: bool = False) -> Check:
             return f"got {list(v)!r}: an item repeats"
         return True
 
-    return Check(f"a non-empty list of {'distinct ' if distinct else ''}{what}", test)
+    return Check(f"a {'' if empty else 'non-empty '}list of {'distinct ' if distinct else ''}{what}", test)
 
 
 def show_path(path) -> str:

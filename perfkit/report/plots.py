@@ -16,7 +16,7 @@ import numpy as np
 from ..schema import PHASE_LABELS
 from .output import STYLE
 
-__all__ = ["FRAMEWORK_COLORS", "framework_color", "new_figure", "plot_phase_bars", "plot_speedup", "plot_breakdown",
+__all__ = ["FRAMEWORK_COLORS", "framework_color", "machine_colours", "new_figure", "plot_phase_bars", "plot_speedup", "plot_breakdown",
            "plot_pred_vs_measured", "plot_r2_vs_lambda", "plot_coef_paths", "plot_volume_exponents",
            "legend_outside", "COEF_PANELS", "plot_paired_ratios"]
 
@@ -33,6 +33,14 @@ FRAMEWORK_COLORS = {
 def framework_color(framework: str) -> str:
     """Colour of a framework in perfkit figures (grey for unknown ones)."""
     return FRAMEWORK_COLORS.get(str(framework).split(" ")[0], "#666666")
+
+
+def machine_colours(machines) -> dict:
+    """One colour per machine, in order (the colour-blind-safe tab10 cycle)."""
+    import matplotlib
+
+    cycle = matplotlib.colormaps["tab10"].colors
+    return {m: cycle[i % len(cycle)] for i, m in enumerate(machines)}
 
 
 def new_figure(nrows: int = 1, ncols: int = 1, figsize=(5, 3.4), **kwargs):

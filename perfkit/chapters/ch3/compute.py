@@ -13,6 +13,7 @@ from ...model import phases as ph
 from ...model.lif import fit_lif_regression
 from ...schema import data_dir, provenance_path, resolve
 from ..result import show_path
+from .machines import machine_data, machine_inputs
 from .params import VARIANTS, Params
 from .published import published_quantities
 from .quantities import framework_quantities, measured_quantities, regression_quantities
@@ -35,6 +36,8 @@ def inputs(p: Params) -> list[Path]:
     files = [data_dir() / "thesis" / f"{THESIS_TABLES[t][0]}.csv" for t in TABLES]
     for path in _measured_files(p):
         files += [path, provenance_path(path)]
+    for dataset in p.machines:
+        files += machine_inputs(dataset)
     return files
 
 
@@ -121,8 +124,9 @@ def _main_quantities(p: Params, measured_all, measured) -> dict:
     """The quantities of the main file's multi-worker runs."""
     q = {}
     tc = ph.measured_t_comm(measured).pivot_table(index="model", columns="gpus", values="mean")
-    if {2, 3} <= set(tc.columns):
-        q["t_c"] = {m: (float(tc.loc[m, 2]), float(tc.loc[m, 3])) for m in tc.index}
+    multi = [int(g) for g in tc.columns if g > 1]
+    if multi:
+        q["t_c"] = {m: {g: float(tc.loc[m, g]) for g in multi if tc.loc[m, g] == tc.loc[m, g]} for m in tc.index}
     q["speedup_table"] = ph.measured_speedup(measured, n_train=p.n_train)
     q.update(measured_quantities(measured_all, mode=p.measured_mode, n_train=p.n_train,
                                  variants=p.speedup_variants))
@@ -156,4 +160,26 @@ def compute(p: Params) -> Ch3Results:
         # a check of the harness, not a claim of the thesis: its phases add up to t_iter by construction
         notes.append(f"harness check: the measured phases add up to t_iter but for at most "
                      f"{100 * q['remainder_share']:.2f} % (largest mean remainder per model and worker count)")
-    return Ch3Results(published=published, measured=m, quantities=Ch3Quantities(**q), notes=notes)
+    main = None
+    if p.measured_csv:
+        main = machine_data(p.measured_csv, p)
+        if p.framework_csvs:
+            main.dataset += f" + {len(p.framework_csvs)} framework files"
+    machines = [machine_data(d, p) for d in p.machines]
+    for mach in machines:
+        notes.append(f"machine: {mach.machine}: {mach.source}, G = {_counts(mach.workers)}")
+    return Ch3Results(published=published, measured=m, quantities=Ch3Quantities(**q), notes=notes,
+                      main_machine=main, machines=machines)
+
+
+def _counts(workers) -> str:
+    """``[1, 2, 3, 4, 8]`` → ``"1–4, 8"``."""
+    runs, out = [], []
+    for g in workers:
+        if runs and g == runs[-1][-1] + 1:
+            runs[-1].append(g)
+        else:
+            runs.append([g])
+    for r in runs:
+        out.append(f"{r[0]}–{r[-1]}" if len(r) > 2 else ", ".join(map(str, r)))
+    return ", ".join(out)

@@ -8,7 +8,7 @@ from ...schema import CH3_MODELS
 from .results import Ch3Results
 
 __all__ = ["FIGURE_NUMBERS", "BREAKDOWN_FIGURES", "phase_figures", "speedup_figures", "measured_speedup_figures",
-           "breakdown_figures", "chapter_figures"]
+           "breakdown_figures", "machine_figures", "chapter_figures"]
 
 #: model → (number of its phase figure, number of its speedup figure)
 FIGURE_NUMBERS = {"CNN": (2, 5), "MLP": (3, 6), "Autoencoder": (4, 7)}
@@ -90,7 +90,47 @@ def breakdown_figures(results: Ch3Results) -> dict:
     return out
 
 
+def machine_figures(results: Ch3Results) -> dict:
+    """``fig_scaling_machines``: measured speedup (left) and aggregation time t_c (right) against the workers, one
+    colour per machine, one line per model or job, the ideal speedup dashed (log axes; :func:`.tables.scaling_curves`)."""
+    from .tables import scaling_curves
+
+    curves = scaling_curves(results)
+    if curves is None:
+        return {}
+    fig, (left, right) = plots.new_figure(1, 2, figsize=(10, 4.2))
+    colours = plots.machine_colours(list(dict.fromkeys(curves["machine"])))
+    for machine, g in curves.groupby("machine", sort=False):
+        for i, (group, c) in enumerate(g.groupby("group", sort=False)):
+            c = c.sort_values("workers")
+            label = machine if i == 0 else None
+            one = pd.DataFrame({"workers": [1], "speedup": [1.0]}) if 1 not in set(c["workers"]) else None
+            sp = pd.concat([one, c[["workers", "speedup"]]]) if one is not None else c
+            left.plot(sp["workers"], sp["speedup"], "-", marker=".", lw=1, color=colours[machine], label=label,
+                      alpha=0.8)
+            tc = c.dropna(subset=["t_c"])
+            tc = tc[tc["workers"] > 1]
+            if len(tc):
+                right.plot(tc["workers"], tc["t_c"] * 1e3, "-", marker=".", lw=1, color=colours[machine],
+                           label=label if right.get_legend_handles_labels()[1].count(machine) == 0 else None,
+                           alpha=0.8)
+    top = float(curves["workers"].max())
+    left.plot([1, top], [1, top], "k--", lw=0.8, label="ideal (speedup = G)")
+    for ax in (left, right):
+        ax.set_xscale("log", base=2)
+        ax.set_yscale("log")
+        ax.set_xlabel("workers (GPUs or processes) G")
+    left.set_ylabel("measured speedup at a fixed per-worker batch")
+    right.set_ylabel("aggregation time t_c (ms)")
+    left.set_title("Speedup, every machine (thesis Figs. 3.5–3.7)", fontsize=9)
+    right.set_title("Gradient aggregation time where it is measured", fontsize=9)
+    left.legend(fontsize=7, frameon=False)
+    if right.get_legend_handles_labels()[0]:
+        right.legend(fontsize=7, frameon=False)
+    return {"fig_scaling_machines": fig}
+
+
 def chapter_figures(results: Ch3Results) -> dict:
     """Every figure of Chapter 3, by file stem, in the chapter's order."""
     return {**phase_figures(results), **speedup_figures(results), **measured_speedup_figures(results),
-            **breakdown_figures(results)}
+            **breakdown_figures(results), **machine_figures(results)}

@@ -6,15 +6,21 @@ from dataclasses import dataclass
 import pandas as pd
 
 from ...schema import CH3_COLUMNS, resolve
-from ..result import (ParameterError, ParamsBase, at_least, existing_file, existing_files, grid, make_params, one_of,
+from ..result import (Check, ParameterError, ParamsBase, at_least, existing_file, existing_files, grid, make_params, one_of,
                       output_folder, show_path)
 
-__all__ = ["Params", "check_params", "VARIANTS", "MODES", "FRAMEWORK_CSVS"]
+__all__ = ["Params", "check_params", "VARIANTS", "MODES", "FRAMEWORK_CSVS", "MACHINES", "MACHINE_SOURCE_NAMES"]
 
 #: forms of eq. 3.7 (:data:`perfkit.model.equations.VARIANTS`)
 VARIANTS = ("thesis", "paper")
 #: modes of a ``perfkit collect ch3`` file
 MODES = ("phased", "overlapped")
+#: the named machine datasets (:data:`perfkit.chapters.ch3.machines.MACHINE_SOURCES`): GPU-cluster traces and
+#: multi-GPU throughput tables shipped under ``data/external/``
+MACHINE_SOURCE_NAMES = ("pollux", "lambda", "nvidia_dle")
+#: the machine datasets judged beside the main file by default: 16-core CPU, one GPU, a GPU cluster, GPU servers
+MACHINES = ("data/measured/pytorch-cpu16/ch3_phases.csv", "data/measured/pytorch-cuda/ch3_phases.csv", "pollux",
+            "lambda", "nvidia_dle")
 #: the other frameworks' measured files shown beside PyTorch's (``perfkit collect ch3 --framework ...``)
 FRAMEWORK_CSVS = tuple(f"data/measured/{fw}-cpu/ch3_phases.csv" for fw in ("tensorflow", "mxnet", "chainer", "jax"))
 
@@ -28,6 +34,8 @@ class Params(ParamsBase):
     measured_csv: str = "data/measured/pytorch-cpu/ch3_phases.csv"  # perfkit collect ch3 output; "" = published only
     measured_mode: str = "phased"  # phased (explicit all-reduce, separates t_c) or overlapped (DDP)
     framework_csvs: tuple = FRAMEWORK_CSVS  # more frameworks' ch3 files, shown beside measured_csv; () for one
+    machines: tuple = MACHINES  # other machines' datasets, each judged on its own: ch3 files or "pollux", "lambda",
+    # "nvidia_dle"; () for none
     n_train: int = 60000  # training images per epoch (MNIST) for epoch times and speedup
     figures_dir: str = ""  # folder for figures and tables (ChapterResult.save); "" means figures/
     cache: bool = True  # read the results cache (False: recompute)
@@ -39,6 +47,10 @@ class Params(ParamsBase):
         "measured_csv": existing_file("a `perfkit collect ch3` output", empty='"" for the published tables only'),
         "measured_mode": one_of(*MODES),
         "framework_csvs": existing_files("`perfkit collect ch3`"),
+        "machines": grid(Check("a `perfkit collect ch3` output or one of " + ", ".join(map(repr, MACHINE_SOURCE_NAMES)),
+                               lambda v: isinstance(v, str) and bool(v.strip())),
+                         "machine datasets: `perfkit collect ch3` files or " + ", ".join(map(repr, MACHINE_SOURCE_NAMES)),
+                         distinct=True, empty=True),
         "n_train": at_least(1),
         "figures_dir": output_folder("figures/"),
     }
@@ -56,6 +68,17 @@ def check_params(**params) -> Params:
         _check_ch3_file("measured_csv", p.measured_csv, p.measured_mode)
     for item in p.framework_csvs:
         _check_ch3_file("framework_csvs", item, p.measured_mode)
+    main = resolve(p.measured_csv).resolve() if p.measured_csv else None
+    for item in p.machines:
+        if item in MACHINE_SOURCE_NAMES:
+            continue
+        if not resolve(item).is_file():
+            raise ParameterError(f"machines: {item!r} is neither a file nor one of "
+                                 f"{', '.join(map(repr, MACHINE_SOURCE_NAMES))}; expected `perfkit collect ch3` "
+                                 "outputs or those names")
+        if main is not None and resolve(item).resolve() == main:
+            raise ParameterError(f"machines: {item!r} is measured_csv itself; expected other machines' files")
+        _check_ch3_file("machines", item, p.measured_mode)
     return p
 
 

@@ -16,7 +16,7 @@ from ...report.uncertainty import (B, SEED, Evidence, bootstrap_indices, optimal
 from ...schema import CH3_MODELS
 from .params import VARIANTS
 
-__all__ = ["SOURCES", "BETTER_THAN_TF", "framework_key", "measured_quantities", "regression_quantities",
+__all__ = ["SOURCES", "BETTER_THAN_TF", "framework_key", "log_slope", "measured_quantities", "regression_quantities",
            "framework_speedups", "framework_quantities"]
 
 _B = f"{B} bootstrap resamples"
@@ -42,6 +42,23 @@ def framework_key(label: str) -> str:
     return str(label).split(" (")[0].strip().lower()
 
 
+def log_slope(workers, pairs, source=SOURCES["iterations"]) -> Evidence:
+    """The least-squares slope of log(value) on log(G) over ``workers``, per resample.
+
+    ``pairs`` holds one ``(estimate, samples)`` per worker count (positive values); the estimate is the slope
+    through the estimates, each resample's slope the one through that resample's values. With two worker
+    counts it is the log ratio of their values over the log ratio of the counts.
+    """
+    x = np.log(np.asarray(workers, dtype=float))
+    xc = x - x.mean()
+    with np.errstate(divide="ignore", invalid="ignore"):
+        est = np.log(np.asarray([p[0] for p in pairs], dtype=float))
+        samples = np.log(np.column_stack([np.asarray(p[1], dtype=float) for p in pairs]))
+    den = float((xc * xc).sum())  # sums, not BLAS dots: the same bits under every kernel
+    return Evidence.from_samples(float(((est - est.mean()) * xc).sum()) / den,
+                                 ((samples - samples.mean(axis=1, keepdims=True)) * xc).sum(axis=1) / den, source)
+
+
 def _ratio(num, den, source=SOURCES["iterations"]) -> Evidence:
     """``num / den`` of two ``(estimate, samples)`` pairs."""
     return Evidence.from_samples(num[0] / den[0], num[1] / den[1], source)
@@ -50,8 +67,11 @@ def _ratio(num, den, source=SOURCES["iterations"]) -> Evidence:
 def measured_quantities(measured_all, mode: str = "phased", n_train: int = 60000, variants=VARIANTS) -> dict:
     """The Chapter 3 claims on measured data, as ``{cell: Evidence}`` per claim (``{}`` without multi-worker runs).
 
-    * ``t_c_ratio``: t_c on 3 workers over t_c on 2, per model;
-    * ``speedup_cells`` and ``speedup``: measured speedup per (model, workers), and its best over 2-3 workers;
+    * ``t_c_trend``: per model, the slope of log t_c on log G over the worker counts G >= 2 measured (at least
+      two of them): > 0 when the aggregation time grows with the workers (on G = 2, 3 it is
+      log(t_c(3) / t_c(2)) / log 1.5); the cell is ``(model, largest G)``;
+    * ``speedup_cells`` and ``speedup``: measured speedup per (model, workers), and the speedup on each model's
+      largest worker count (the cell ``(model, G)``);
     * ``eq37_<variant>``: |eq. 3.7's prediction / measured speedup − 1| per (model, workers);
     * ``lif_rho``: Spearman's ρ of LIF with speedup/G over the (model, workers) cells (the cells are
       resampled too), ``lif_cells`` their number;
@@ -67,18 +87,23 @@ def measured_quantities(measured_all, mode: str = "phased", n_train: int = 60000
     order = {m: i for i, m in enumerate(CH3_MODELS)}
     models = sorted({m for m, _ in run}, key=lambda m: (order.get(m, len(order)), m))
     q: dict = {}
-    ratio = {m: _ratio(run[(m, 3)]["t_c"], run[(m, 2)]["t_c"]) for m in models if (m, 2) in run and (m, 3) in run}
-    ratio = {m: e for m, e in ratio.items() if e.finite}
-    if ratio:
-        q["t_c_ratio"] = ratio
+    trend = {}
+    for m in models:
+        multi = sorted(g for mm, g in run if mm == m and g > 1 and np.isfinite(run[(m, g)]["t_c"][0]))
+        if len(multi) >= 2:
+            e = log_slope(multi, [run[(m, g)]["t_c"] for g in multi])
+            if e.finite:
+                trend[(m, multi[-1])] = e
+    if trend:
+        q["t_c_trend"] = trend
     sp = {(m, g): _ratio(run[(m, 1)]["epoch_time"], run[(m, g)]["epoch_time"]) for m in models
           for g in sorted(g for mm, g in run if mm == m and g > 1) if (m, 1) in run}
     sp = {c: e for c, e in sp.items() if e.finite}
     if not sp:
         return q
     q["speedup_cells"] = sp
-    q["speedup"] = {m: Evidence.combine(np.max, [e for (mm, _), e in sp.items() if mm == m])
-                    for m in models if any(mm == m for mm, _ in sp)}
+    q["speedup"] = {(m, g): sp[(m, g)] for m in models
+                    for g in [max((gg for mm, gg in sp if mm == m), default=None)] if g is not None}
     for variant in variants:
         errors = _eq37_errors(run, sp, variant)
         if errors:  # none where every run fuses phases (overlapped): the claim cannot be tested then
@@ -214,16 +239,20 @@ def _contrast(cells, column, subject, others, models, workers, op, mode="phased"
 
 
 def _mxnet_efficiency(cells, mode) -> dict:
-    """``{(model, G): Evidence}``: MXNet's speedup / G on each model's most workers."""
+    """``{(model, largest G): Evidence}``: the slope of MXNet's measured speedup on G through the origin, over the
+    worker counts measured (``Σ G·S(G) / Σ G²``, with S(1) = 1): 1 for linear scaling, whatever counts were run."""
     mx = {k: v for k, v in cells.items() if k[0] == mode and framework_key(k[1]) == "mxnet"}
     eff = {}
     for m in CH3_MODELS:
         gs = sorted(g for (_, _, mm, g) in mx if mm == m)
         if len(gs) > 1 and gs[0] == 1:
             label = next(fw for (_, fw, mm, _) in mx if mm == m)
-            one, top = mx[(mode, label, m, 1)], mx[(mode, label, m, gs[-1])]
-            e = Evidence.from_samples(one["epoch_time"][0] / top["epoch_time"][0] / gs[-1],
-                                      one["epoch_time"][1] / top["epoch_time"][1] / gs[-1], SOURCES["iterations"])
+            one = mx[(mode, label, m, 1)]["epoch_time"]
+            speed = [(one[0] / mx[(mode, label, m, g)]["epoch_time"][0],
+                      one[1] / mx[(mode, label, m, g)]["epoch_time"][1]) for g in gs]
+            den = float(sum(g * g for g in gs))
+            e = Evidence.from_samples(sum(g * s[0] for g, s in zip(gs, speed)) / den,
+                                      sum(g * s[1] for g, s in zip(gs, speed)) / den, SOURCES["iterations"])
             if e.finite:
                 eff[(m, gs[-1])] = e
     return eff
@@ -233,9 +262,10 @@ def framework_quantities(measured_split, n_train: int = 60000, mode: str = "phas
     """The thesis's framework comparisons on measured runs of several frameworks (one label per framework).
 
     * ``framework_speedup``: :func:`framework_speedups`;
-    * ``fw_mxnet_efficiency``: MXNet's speedup / G on each model's most workers (``{(model, G): Evidence}``);
-    * ``fw_mxnet_tc``: t_c of TensorFlow and Chainer over MXNet's, per model and G = 2, 3;
-    * ``fw_tf_lif``: TensorFlow's LIF minus MXNet's and Chainer's, per model and G = 2, 3;
+    * ``fw_mxnet_efficiency``: the slope of MXNet's speedup on G through the origin, over the worker counts
+      measured (``{(model, largest G): Evidence}``);
+    * ``fw_mxnet_tc``: t_c of TensorFlow and Chainer over MXNet's, per model and every G >= 2 measured;
+    * ``fw_tf_lif``: TensorFlow's LIF minus MXNet's and Chainer's, per model and every G >= 2 measured;
     * ``fw_tf_cnn_forward``: TensorFlow's CNN t_f over MXNet's and Chainer's, one worker;
     * ``fw_mxnet_backward``: MXNet's t_b over TensorFlow's and Chainer's, per model, one worker.
 
@@ -250,10 +280,11 @@ def framework_quantities(measured_split, n_train: int = 60000, mode: str = "phas
     if eff:
         out["fw_mxnet_efficiency"] = eff
     ratio, diff = (lambda a, b: a / b), (lambda a, b: a - b)
+    multi = tuple(sorted({g for (md, _, _, g) in cells if md == mode and g > 1}))
     found = {
-        "fw_mxnet_tc": _contrast(cells, "t_c", "MXNet", ("TensorFlow", "Chainer"), CH3_MODELS, (2, 3),
+        "fw_mxnet_tc": _contrast(cells, "t_c", "MXNet", ("TensorFlow", "Chainer"), CH3_MODELS, multi,
                                  lambda a, b: b / a, mode),
-        "fw_tf_lif": _contrast(cells, "lif", "TensorFlow", ("MXNet", "Chainer"), CH3_MODELS, (2, 3), diff, mode),
+        "fw_tf_lif": _contrast(cells, "lif", "TensorFlow", ("MXNet", "Chainer"), CH3_MODELS, multi, diff, mode),
         "fw_tf_cnn_forward": _contrast(cells, "t_f", "TensorFlow", ("MXNet", "Chainer"), ("CNN",), (1,), ratio,
                                        mode),
         "fw_mxnet_backward": _contrast(cells, "t_b", "MXNet", ("TensorFlow", "Chainer"), CH3_MODELS, (1,), ratio,

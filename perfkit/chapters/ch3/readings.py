@@ -23,11 +23,13 @@ def _phases(r: Ch3Results) -> str:
 
 
 def _aggregation(r: Ch3Results) -> str:
-    t_c = r.quantities.t_c
-    grows = all(t3 > t2 for t2, t3 in t_c.values())
+    t_c = {m: dict(sorted(v.items())) for m, v in r.quantities.t_c.items() if v}
+    grows = all(all(b > a for a, b in zip(list(v.values()), list(v.values())[1:])) for v in t_c.values())
+    counts = sorted({g for v in t_c.values() for g in v})
     return (f"{short_label(r.label, 'The')}: the all-reduce time " + ("grows" if grows else "does not always grow")
-            + " from 2 to 3 workers: " + "; ".join(f"{k} {1e3 * a:.2f} → {1e3 * b:.2f} ms"
-                                                    for k, (a, b) in t_c.items()) + ".")
+            + f" from {' to '.join(map(str, counts))} workers: "
+            + "; ".join(f"{k} " + " → ".join(f"{1e3 * v:.2f}" for v in vals.values()) + " ms"
+                        for k, vals in t_c.items()) + ".")
 
 
 def _lif(r: Ch3Results, ledger) -> str:
@@ -51,7 +53,8 @@ def _speedup(r: Ch3Results) -> str:
         parts.append(f"{model} " + " / ".join(f"{v:.2f}×" for v in g.sort_values("gpus")["speedup"]))
     errs = {k[5:]: max(e.estimate for e in v.values()) for k, v in q.numbers().items()
             if k.startswith("eq37_") and v}
-    return (f"{short_label(r.label, 'Measured')}: measured speedup on 2 / 3 workers: " + "; ".join(parts)
+    counts = " / ".join(str(int(g)) for g in sorted(sp.loc[sp["gpus"] > 1, "gpus"].unique()))
+    return (f"{short_label(r.label, 'Measured')}: measured speedup on {counts} workers: " + "; ".join(parts)
             + ". Eq. 3.7 fed with our own single-worker phases and measured t_c predicts them within "
             + ", ".join(f"{100 * v:.0f} % ({k} form)" for k, v in sorted(errs.items())) + ".")
 
@@ -59,7 +62,7 @@ def _speedup(r: Ch3Results) -> str:
 def _overlap(r: Ch3Results) -> str:
     vals = [e.estimate for e in r.quantities.overlap.values()]
     return (f"{short_label(r.label, 'The')}: DDP's overlapped all-reduce takes {min(vals):.2f}–{max(vals):.2f}× the "
-            "phased iteration time on 2 and 3 workers: " + ("it helps everywhere." if max(vals) < 1 else
+            "phased iteration time on more than one worker: " + ("it helps everywhere." if max(vals) < 1 else
                                                           "overlap does not pay off in every cell on this machine."))
 
 
@@ -79,7 +82,7 @@ def _frameworks(r: Ch3Results, ledger) -> str:
     sp = sp[(sp["variant"] == "measured") & (sp["gpus"] > 1)].groupby("framework", sort=False)["speedup"].max()
     text = ("All-reduce on 2 workers, mean over the three models: "
             + ", ".join(f"{short_label(fw, '?')} {v:.1f} ms" for fw, v in tc2.sort_values().items())
-            + ". Best measured speedup on 2 or 3 workers: "
+            + ". Best measured speedup on more than one worker: "
             + ", ".join(f"{short_label(fw, '?')} {v:.2f}×" for fw, v in sp.sort_values(ascending=False).items())
             + ".")
     fw_rows = ledger[ledger["key"].str.startswith("fw_") | (ledger["key"] == "framework_ranking")]
@@ -96,9 +99,31 @@ def _published(r: Ch3Results) -> str:
         if len(bad) else "Every published check is consistent."
 
 
-def ch3_readings(results: Ch3Results, ledger) -> dict:
-    """``{section: Markdown}`` of Chapter 3 on ``results`` and its claims ledger ``ledger``; ``summary`` joins the
-    measured sections and the ledger's counts (docs/findings.md)."""
+#: the claims whose verdict per machine the machines reading names
+_MACHINE_CLAIMS = {"speedup": "more workers speed training up", "t_c_grows": "aggregation time grows with workers",
+                   "eq37_thesis": "eq. 3.7 (thesis form) within 20 %"}
+
+
+def _machines(by_machine) -> str:
+    """What holds where: per machine, the speedup, aggregation and eq. 3.7 verdicts and how many claims it decides."""
+    parts = []
+    for machine, rows in by_machine.groupby("machine", sort=False):
+        decided = rows["verdict"].isin(["holds", "does not hold"])
+        said = []
+        for key, words in _MACHINE_CLAIMS.items():
+            row = rows[rows["key"] == key]
+            if len(row) and row["verdict"].iloc[0] != "cannot be tested here":
+                said.append(f"\"{words}\" {verdict_text(rows, key)}")
+        text = "; ".join(said) if said else "none of the scaling claims can be tested (" + \
+            rows["evidence"].iloc[0].rstrip(".") + ")"
+        parts.append(f"**{machine}** ({int(decided.sum())} of {len(rows)} claims decided): {text}.")
+    return " ".join(parts)
+
+
+def ch3_readings(results: Ch3Results, ledger, by_machine=None) -> dict:
+    """``{section: Markdown}`` of Chapter 3 on ``results``, its claims ledger ``ledger`` and the machine ledger
+    ``by_machine`` (:func:`~perfkit.chapters.ch3.machines.machine_ledger`); ``summary`` says first what holds on
+    which machine, then joins the measured sections and the ledger's counts (docs/findings.md)."""
     r, q = results, results.quantities
     if r.measured is None:
         return {"phases": "Only the published numbers were given: see the table for which phases dominate.",
@@ -119,6 +144,8 @@ def ch3_readings(results: Ch3Results, ledger) -> dict:
         out["frameworks"] = fw_text
     out["published"] = _published(r)
     out["claims"] = f"In the claims ledger (measured and published) {verdict_counts(ledger)}."
-    out["summary"] = " ".join(out[k] for k in ("phases", "aggregation", "speedup", "overlap", "regression",
-                                               "frameworks", "claims") if k in out)
+    if by_machine is not None and len(by_machine):
+        out["machines"] = _machines(by_machine)
+    out["summary"] = " ".join(out[k] for k in ("machines", "phases", "aggregation", "speedup", "overlap",
+                                               "regression", "frameworks", "claims") if k in out)
     return out

@@ -6,7 +6,7 @@ of every framework side by side, and the claims' quantities with their resamples
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 from ..common import Quantities
@@ -25,9 +25,9 @@ class Ch3Quantities(Quantities):
 
     label: str | None = None  # the main measured file's framework label
     frameworks: list | None = None  # every measured framework label, main file first
-    t_c: dict | None = None  # model -> (t_c on 2 workers, t_c on 3 workers) of the main file, in s
+    t_c: dict | None = None  # model -> {G: mean t_c on G workers} of the main file (G >= 2), in s
     speedup_table: Any = None  # the main file's measured speedup (:func:`perfkit.model.phases.measured_speedup`)
-    t_c_ratio: dict | None = None
+    t_c_trend: dict | None = None
     speedup_cells: dict | None = None
     speedup: dict | None = None
     eq37_thesis: dict | None = None
@@ -106,6 +106,10 @@ class Ch3Results(Results):
     measured: Measured | None
     quantities: Ch3Quantities
     notes: list
+    #: the main file as one machine (:class:`~perfkit.chapters.ch3.machines.MachineData`; None without one)
+    main_machine: Any = None
+    #: the ``machines`` datasets, each a :class:`~perfkit.chapters.ch3.machines.MachineData`
+    machines: list = field(default_factory=list)
 
     @property
     def label(self) -> str | None:

@@ -6,7 +6,7 @@ from ...schema import CH3_MODELS, PHASES
 from .published import published_consistency, require_columns, sum_check_3_2
 from .results import Ch3Results
 
-__all__ = ["table3_2_display", "chapter_tables", "consistency"]
+__all__ = ["table3_2_display", "chapter_tables", "consistency", "scaling_curves"]
 
 
 def table3_2_display(tidy, digits: int = 4):
@@ -73,6 +73,23 @@ def _speedup_tables(r: Ch3Results, T: dict, V: dict) -> None:
         T["table3_5_measured"] = m.lif_fit
 
 
+def scaling_curves(results: Ch3Results):
+    """Every machine's measured speedup (and t_c where measured) per group (model or job) and worker count, the
+    main file first: columns ``machine``, ``kind``, ``dataset``, ``group``, ``workers``, ``speedup``, ``t_c``."""
+    import pandas as pd
+
+    parts = []
+    for m in ([results.main_machine] if results.main_machine is not None else []) + list(results.machines):
+        if m.curves is None or not len(m.curves):
+            continue
+        c = m.curves.reindex(columns=["group", "workers", "speedup", "t_c"])
+        parts.append(c.assign(machine=m.machine, kind=m.kind, dataset=m.dataset))
+    if not parts:
+        return None
+    out = pd.concat(parts, ignore_index=True)
+    return out[["machine", "kind", "dataset", "group", "workers", "speedup", "t_c"]]
+
+
 def chapter_tables(results: Ch3Results) -> tuple[dict, dict]:
     """``(tables, views)``: every table of Chapter 3 but the claims ledger, by file stem, in section order, and
     the reader's layout of those that have one."""
@@ -86,4 +103,7 @@ def chapter_tables(results: Ch3Results) -> tuple[dict, dict]:
     V["consistency_published"] = checks.groupby(["check", "verdict"]).size().rename("cells").to_frame()
     if results.measured is not None:
         T["sum_check_measured"] = results.measured.remainder
+    curves = scaling_curves(results)
+    if curves is not None:
+        T["scaling_machines"] = curves
     return T, V
