@@ -110,7 +110,7 @@ def test_ch4_claims_ledger_is_computed(tmp_path):
     made = {p.name for p in (figs / "ch4").iterdir()}
     for stem in ("table4_2", "table4_3", "table4_4", "table4_5", "journal_table5", "journal_table6",
                  "conference_table1", "conference_table2", "lambda_sweep", "claims_ch4", "ext_paired_ratios",
-                 "ext_pooled_vs_per_framework"):
+                 "ext_pooled_vs_per_framework", "ext_q_workers_by_machine"):
         assert f"{stem}.csv" in made
     # PyTorch and MXNet: the thesis's PyTorch numbers (4.5, 4.8, 4.11, 4.14), MXNet's (4.4, 4.7, 4.10, 4.13), then
     # 4.15-4.17 with both
@@ -118,7 +118,7 @@ def test_ch4_claims_ledger_is_computed(tmp_path):
                  "fig4_14_svr_pred_vs_measured", "fig4_4_de_pred_vs_measured", "fig4_7_de_l2_pred_vs_measured",
                  "fig4_10_rf_pred_vs_measured", "fig4_13_svr_pred_vs_measured", "fig4_15_r2_vs_lambda",
                  "fig4_16_intrinsic_coef_paths", "fig4_17_categorical_extrinsic_coef_paths",
-                 "ext_paired_framework_ratios"):
+                 "ext_paired_framework_ratios", "ext_machines_q_workers"):
         assert f"{stem}.png" in made
     assert not {"fig4_3_de_pred_vs_measured.png", "fig4_9_rf_pred_vs_measured.png"} & made  # TensorFlow's numbers
     # the saved sweep: every fit's metrics and powers, for both frameworks; not the coefficients (not determined)
@@ -149,6 +149,10 @@ def test_ch4_claims_ledger_is_computed(tmp_path):
             "fw_adam_direction"} <= keys
     assert claims.set_index("key").loc["q_batch.mxnet", "data"] == "mxnet-cpu/ch4_lenet5.csv"
     assert claims.set_index("key").loc["framework_ranking", "verdict"] == "cannot be tested here"  # no TensorFlow
+    # the machine claim once per machine: the dataset (2 cores) and the default 16-core file
+    assert claims.set_index("key").loc["q_workers_negative.pytorch-cpu16", "verdict"] == "holds"
+    machines = pd.read_csv(figs / "ch4" / "ext_q_workers_by_machine.csv")
+    assert list(machines["file"]) == ["pytorch-cpu/ch4_lenet5.csv", "pytorch-cpu16/ch4_lenet5.csv"]
 
 
 def test_unknown_chapter():
@@ -158,12 +162,13 @@ def test_unknown_chapter():
 
 @pytest.mark.slow
 def test_ch4_on_one_framework_has_no_framework_sections():
-    """A user's single file (framework_datasets=[]): the thesis's tables with one measured column, no paired or
-    pooled section, and the framework claims say they cannot be tested."""
+    """A user's single file (framework_datasets=[], machine_datasets=[]): the thesis's tables with one measured
+    column, no paired, pooled or machine section, and the framework and machine claims say they cannot be tested."""
     from perfkit.chapters import ch4
 
-    result = ch4.analyse(quick=True, progress=False, framework_datasets=[])
-    assert not {"ext_paired_ratios", "ext_pooled_vs_per_framework"} & set(result.tables)
+    result = ch4.analyse(quick=True, progress=False, framework_datasets=[], machine_datasets=[])
+    assert not {"ext_paired_ratios", "ext_pooled_vs_per_framework", "ext_q_workers_by_machine"} & set(result.tables)
+    assert "ext_machines_q_workers" not in result.figures and "machines" not in result.readings
     assert "claims_by_framework" not in result.views
     assert [c for c in result.tables["table4_4"].columns if not c.startswith("thesis_")] == [
         "penalty", "metric", "pytorch-cpu"]
@@ -173,4 +178,5 @@ def test_ch4_on_one_framework_has_no_framework_sections():
     for key in ("framework_ranking", "fw_mxnet_most_accurate", "fw_adam_direction"):
         assert claims.loc[key, "verdict"] == "cannot be tested here"
         assert "one framework measured" in claims.loc[key, "evidence"]
+    assert claims.loc["q_workers_negative", "verdict"] == "cannot be tested here"
     assert "frameworks" not in result.readings and "paired" not in result.readings

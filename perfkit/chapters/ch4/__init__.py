@@ -24,14 +24,15 @@ from ...report.claims import judge_all
 from ..common import run_chapter
 from ..result import ChapterResult, checked_params, show_path
 from . import tables as _tables
-from .claims import (CLAIMS, FRAMEWORK_KEYS, MIN_SEEDS, SOURCES, Ch4Quantities, framework_mape, heldout_difference,
-                     level_ratio, mean_over_seeds, published_quantities, r2_drop, ratio_text, seed_statistic, seed_std,
-                     slowest)
+from .claims import (CLAIMS, FRAMEWORK_KEYS, MACHINE_KEYS, MIN_SEEDS, SOURCES, Ch4Quantities, framework_mape,
+                     heldout_difference, level_ratio, mean_over_seeds, published_quantities, r2_drop, ratio_text,
+                     seed_statistic, seed_std, slowest)
 from .compute import (EPOCH_CHECK, PAIRED_FACTORS, compute, framework_powers, heldout_errors, heldout_predictions,
                       inputs)
 from .figures import figures
-from .params import (ENGINES, FIT_CHECKS, FRAMEWORK_DATASETS, MIN_FRAMEWORK_ROWS, TARGET, TARGETS, Params, check_params,
-                     check_steps_file, make_model)
+from .machines import compare_machines
+from .params import (ENGINES, FIT_CHECKS, FRAMEWORK_DATASETS, MACHINE_DATASETS, MIN_FRAMEWORK_ROWS, TARGET, TARGETS,
+                     Params, check_params, check_steps_file, make_model)
 from .readings import ch4_readings
 from .results import Ch4Results, FrameworkFit, error_row
 from .tables import claims_by_framework, params_side_by_side, thesis_mape
@@ -41,7 +42,8 @@ __all__ = ["Params", "check_params", "check_steps_file", "analyse", "present", "
            "level_ratio", "r2_drop", "seed_statistic", "framework_powers", "claims_by_framework", "FRAMEWORK_DATASETS",
            "FRAMEWORK_KEYS", "Ch4Results", "FrameworkFit", "Ch4Quantities", "TARGET", "TARGETS", "ENGINES",
            "FIT_CHECKS", "MIN_FRAMEWORK_ROWS", "MIN_SEEDS", "SOURCES", "EPOCH_CHECK", "PAIRED_FACTORS",
-           "heldout_difference", "ratio_text", "slowest", "mean_over_seeds", "seed_std"]
+           "heldout_difference", "ratio_text", "slowest", "mean_over_seeds", "seed_std", "MACHINE_DATASETS",
+           "MACHINE_KEYS", "compare_machines"]
 
 
 def analyse(params: Params | None = None, /, **kwargs) -> ChapterResult:
@@ -76,6 +78,8 @@ def _numbers(r: Ch4Results, p: Params) -> dict:
     q["framework_q"] = r.framework_q
     if r.paired is not None:
         q["paired"], q["pooled"] = r.paired, r.pooled
+    if r.machines:
+        q["machines"] = r.machines
     return q
 
 
@@ -85,7 +89,7 @@ def _ledger(r: Ch4Results):
     chapter = Ch4Quantities.of(r.main, framework_q=r.framework_q, framework_mape=framework_mape(r.parts),
                                framework_effects={part.framework: part.effects for part in r.parts} if several else None,
                                **published_quantities())
-    measured = [c for c in CLAIMS if not c.data and c.key not in FRAMEWORK_KEYS]
+    measured = [c for c in CLAIMS if not c.data and c.key not in FRAMEWORK_KEYS + MACHINE_KEYS]
     name = r.main.file.name
     ledger = [judge_all("4", f"{r.main.label}/{name}", measured, chapter),
               judge_all("4", ", ".join(f"{lb}/{name}" for lb in r.labels),
@@ -93,8 +97,23 @@ def _ledger(r: Ch4Results):
     for part in r.parts[1:]:
         led = judge_all("4", f"{part.label}/{part.file.name}", measured, Ch4Quantities.of(part))
         ledger.append(led.assign(key=led["key"] + "." + part.label.split("-")[0]))
+    ledger += _machine_ledger(r, chapter)
     ledger.append(judge_all("4", "", [c for c in CLAIMS if c.data], chapter))
     return pd.concat(ledger, ignore_index=True)
+
+
+def _machine_ledger(r: Ch4Results, chapter: Ch4Quantities) -> list:
+    """The machine claims (:data:`MACHINE_KEYS`) per machine, keyed ``key.<the file's folder>``; one row that
+    cannot be tested without machines."""
+    claims = [c for c in CLAIMS if c.key in MACHINE_KEYS]
+    if not r.machines:
+        return [judge_all("4", "", claims, chapter)]
+    out = []
+    for m in r.machines:
+        led = judge_all("4", f"{m.label}/{m.file.name} (its first {m.n} rows)", claims,
+                        Ch4Quantities(machine_q=m.q_workers, machine=m.machine))
+        out.append(led.assign(key=led["key"] + "." + m.label))
+    return out
 
 
 def _notes(r: Ch4Results, p: Params) -> list:
@@ -121,6 +140,9 @@ def _fill_tables(r: Ch4Results, p: Params, T: dict, V: dict) -> "pd.DataFrame":
         T["ext_paired_ratios"], V["ext_paired_ratios"] = r.paired, _tables.paired_view(r.paired)
         T["ext_pooled_vs_per_framework"] = r.pooled
         V["ext_pooled_vs_per_framework"] = _tables.pooled_view(r.pooled)
+    if r.machines:
+        T["ext_q_workers_by_machine"] = _tables.q_workers_by_machine(r.machines)
+        V["ext_q_workers_by_machine"] = _tables.q_workers_by_machine_view(T["ext_q_workers_by_machine"])
     return coefficients
 
 

@@ -19,10 +19,10 @@ from ...report.uncertainty import (B, METRICS, SEED, Evidence, fmt_interval, hal
                                    paired_bootstrap, percentile_interval, rounding_draws, seed_bootstrap)
 from ..common import Quantities
 
-__all__ = ["CLAIMS", "SOURCES", "MIN_SEEDS", "ZERO", "FRAMEWORK_KEYS", "BETTER_THAN_TF", "MOST_ACCURATE",
-           "ADAM_DEARER", "Ch4Quantities", "heldout_metric", "heldout_difference", "seed_statistic", "level_ratio",
-           "ratio_text", "slowest", "mean_over_seeds", "seed_std", "seed_mean", "r2_drop", "r2_drop_text",
-           "published_quantities", "framework_mape"]
+__all__ = ["CLAIMS", "SOURCES", "MIN_SEEDS", "ZERO", "FRAMEWORK_KEYS", "MACHINE_KEYS", "BETTER_THAN_TF",
+           "MOST_ACCURATE", "ADAM_DEARER", "Ch4Quantities", "heldout_metric", "heldout_difference", "seed_statistic",
+           "level_ratio", "ratio_text", "slowest", "mean_over_seeds", "seed_std", "seed_mean", "r2_drop",
+           "r2_drop_text", "published_quantities", "framework_mape"]
 
 
 @dataclass
@@ -45,6 +45,8 @@ class Ch4Quantities(Quantities):
     published_45_vs_43: dict | None = None
     published_45_vs_43_values: dict | None = None
     published_rf_vs_de: dict | None = None
+    machine_q: Evidence | None = None
+    machine: str | None = None
 
     @classmethod
     def of(cls, part, **chapter) -> "Ch4Quantities":
@@ -359,6 +361,8 @@ _ONE_FW = "cannot be tested: one framework measured (framework_datasets)"
 _T5 = "journal Table 5 (data/thesis/journal_table5.csv)"
 #: the claims about frameworks, judged once on every framework's data (the others are judged per framework)
 FRAMEWORK_KEYS = ("framework_ranking", "fw_mxnet_most_accurate", "fw_adam_direction")
+#: the claims judged once per machine, on eq. 4.4 fitted to the rows every machine measured (:mod:`.machines`)
+MACHINE_KEYS = ("q_workers_negative",)
 
 #: The claims of Chapter 4 and their rules, in ledger order: measured claims, then claims about the published tables.
 CLAIMS = (
@@ -421,6 +425,11 @@ CLAIMS = (
           "time with same / with valid padding, other hyperparameters fixed, > 1", needs=("effects",),
           quantity=lambda q: level_ratio(q.effects, "padding", "same", "valid"), side=">", threshold=1.0,
           evidence=lambda q: ratio_text(q, "padding", "same", "valid")),
+    Claim("q_workers_negative", "more workers shorten the epoch (negative q of workers)", "§4.3.5, Table 4.5",
+          "q(workers) of eq. 4.4 fitted on the rows every machine measured < 0", needs=("machine_q",),
+          quantity=lambda q: q.machine_q, side="<", threshold=0.0,
+          evidence=lambda q: f"q(workers) = {q.machine_q.text(3)} on the {q.machine or 'machine'}",
+          missing="cannot be tested: no machine compared (machine_datasets)"),
     Claim("framework_ranking", "MXNet and PyTorch scale better than TensorFlow", "§4.3.5, §4.4, Table 4.5",
           "q(workers) of TensorFlow minus q(workers) of MXNet and PyTorch > 0 (the smaller margin)",
           needs=("framework_q",), quantity=_ranking, side=">", threshold=0.0,

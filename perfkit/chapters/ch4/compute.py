@@ -21,6 +21,7 @@ from ...report.uncertainty import (METRICS, SEED, B, Evidence, normal_draws, pai
                                    seed_bootstrap)
 from ...schema import ROLES, resolve
 from ..result import ParameterError
+from .machines import compare_machines, machine_inputs
 from .params import Params, check_params, make_model
 from .results import FIT_NAMES, Ch4Results, FrameworkFit, error_row
 
@@ -44,11 +45,12 @@ def dataset_paths(p: Params) -> list[Path]:
 
 
 def inputs(p: Params) -> list[Path]:
-    """Every file :func:`compute` reads: the measured files, their provenance and their epoch checks."""
+    """Every file :func:`compute` reads: the measured files, their provenance and their epoch checks, and the
+    machines' files and their provenance."""
     out = []
     for path in dataset_paths(p):
         out += [path, provenance_path(path), path.parent / EPOCH_CHECK]
-    return out
+    return out + machine_inputs(p)
 
 
 def _fit_generic(p: Params, X_fit, y_fit, framework: str) -> dict:
@@ -190,14 +192,16 @@ def _epoch(parts):
 
 
 def compute(p: Params) -> Ch4Results:
-    """Fit every framework's file (:func:`fit_framework`), then the sections across frameworks."""
+    """Fit every framework's file (:func:`fit_framework`), then the sections across frameworks, then eq. 4.4 on
+    each machine's file (:func:`~.machines.compare_machines`)."""
 
     parts = [fit_framework(p, path) for path in dataset_paths(p)]
     frame = pd.concat([part.frame for part in parts], ignore_index=True)
     several = len(parts) > 1
     return Ch4Results(parts=parts, paired=_paired(p, parts) if several else None,
                       pooled=_pooled(p, parts) if several else None, epoch=_epoch(parts),
-                      framework_q=framework_powers(frame, p.target, ROLES["ch4"]) or None)
+                      framework_q=framework_powers(frame, p.target, ROLES["ch4"]) or None,
+                      machines=compare_machines(p))
 
 
 def heldout_predictions(fit_name: str = "DE+L2", **params):
@@ -206,7 +210,7 @@ def heldout_predictions(fit_name: str = "DE+L2", **params):
 
     if fit_name not in FIT_NAMES:
         raise ParameterError(f"fit_name: got {fit_name!r}; expected one of {', '.join(map(repr, FIT_NAMES))}")
-    p = check_params(**{"framework_datasets": (), **params})  # one file: the other frameworks' are not read
+    p = check_params(**{"framework_datasets": (), "machine_datasets": (), **params})  # one file: no other is read
     penalty, lam = {"DE": (None, 0.0), "DE+L1": ("l1", p.lam_l1), "DE+L2": ("l2", p.lam_l2)}[fit_name]
     X, y, _ = load_steps(resolve(p.dataset), target=p.target)
     X_fit, X_test, y_fit, y_test = thesis_split(X, y, n_fit=p.n_fit, n_test=p.n_test, seed=p.split_seed)

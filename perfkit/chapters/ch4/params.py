@@ -12,7 +12,7 @@ from ..result import (Check, ParameterError, ParamsBase, at_least, existing_file
                       number_at_least, one_of, output_folder, show_path)
 
 __all__ = ["Params", "check_params", "check_steps_file", "make_model", "TARGETS", "TARGET", "ENGINES", "FIT_CHECKS",
-           "FRAMEWORK_DATASETS", "SWEEP_COEFFICIENT_KINDS", "MIN_FRAMEWORK_ROWS"]
+           "FRAMEWORK_DATASETS", "MACHINE_DATASETS", "SWEEP_COEFFICIENT_KINDS", "MIN_FRAMEWORK_ROWS"]
 
 #: columns a chapter 4/5 model may take as its target (what ``perfkit collect`` times)
 TARGETS = ("epoch_time", "step_time")
@@ -36,6 +36,9 @@ FIT_CHECKS = {
 
 #: the other frameworks' Chapter 4 files measured here, fitted beside ``dataset`` (same sampler and seed)
 FRAMEWORK_DATASETS = tuple(f"data/measured/{fw}-cpu/ch4_lenet5.csv" for fw in ("tensorflow", "mxnet", "chainer", "jax"))
+#: the main dataset's framework measured by the same harness and sampler on other machines (here 16 cores), fitted
+#: beside ``dataset`` on the rows both measured (:mod:`.machines`)
+MACHINE_DATASETS = ("data/measured/pytorch-cpu16/ch4_lenet5.csv",)
 #: kinds of parameter of the λ sweep left out of the saved ``lambda_sweep.csv`` (§7):
 #: the coefficients a, the categorical constants κ (``k``) and C
 SWEEP_COEFFICIENT_KINDS = ("a", "k", "C")
@@ -51,6 +54,7 @@ class Params(ParamsBase):
     quick: bool = False  # small budgets for tests: fewer seeds, a short λ grid, few DE generations
     dataset: str = "data/measured/pytorch-cpu/ch4_lenet5.csv"  # perfkit collect ch4 output
     framework_datasets: tuple = FRAMEWORK_DATASETS  # other frameworks' ch4 files (same sampler and seed); () for one
+    machine_datasets: tuple = MACHINE_DATASETS  # the same framework's ch4 files from other machines; () for none
     target: str = "epoch_time"  # column to model: epoch_time (the thesis reading) or step_time
     n_fit: int = 1000  # rows to fit on (the thesis: 1000; its journal paper: 900)
     n_test: int = 500  # rows held out (the thesis: 500; its journal paper: 600)
@@ -71,6 +75,7 @@ class Params(ParamsBase):
         **FIT_CHECKS,
         "dataset": existing_file("a `perfkit collect ch4` output"),
         "framework_datasets": existing_files("`perfkit collect ch4`"),
+        "machine_datasets": existing_files("`perfkit collect ch4`"),
         "lam_l2": number_at_least(0),
         "lam_l1": number_at_least(0),
         "lams": grid(number_at_least(0, strict=True), "finite numbers > 0 (a log axis)"),
@@ -136,22 +141,45 @@ def check_params(**params) -> Params:
     Applies :data:`Params.CHECKS` (names, types, values; :func:`~perfkit.chapters.result.make_params`),
     then reads ``dataset``: ``target`` must be one of its columns and ``n_fit + n_test`` must not
     exceed its usable rows (quick mode scales the split down instead). Every file of
-    ``framework_datasets`` must be a ch4 file with the target and at least
-    :data:`MIN_FRAMEWORK_ROWS` usable rows; a shorter one (a partial collection) is split in
-    the proportion n_fit : n_test. Nothing is fitted.
+    ``framework_datasets`` and of ``machine_datasets`` must be a ch4 file with the target and at least
+    :data:`MIN_FRAMEWORK_ROWS` usable rows (a partial collection is split in the proportion n_fit :
+    n_test); neither list may name a file twice or the dataset itself, and a machine's file must hold
+    the dataset's framework. Nothing is fitted.
     """
     p = make_params(Params, params)
     check_steps_file("dataset", p.dataset, p.target, "ch4", p.n_fit, p.n_test, p.quick)
-    files = [resolve(v) for v in (p.dataset, *p.framework_datasets)]
-    if len({f.resolve() for f in files}) < len(files):
-        raise ParameterError(f"framework_datasets: {list(p.framework_datasets)} names a file twice or the dataset "
-                             "itself; expected other frameworks' files, each once")
-    for item in p.framework_datasets:
-        n = check_steps_file("framework_datasets", item, p.target, "ch4", p.n_fit, p.n_test, quick=True)
-        if n < MIN_FRAMEWORK_ROWS and not p.quick:
-            raise ParameterError(f"framework_datasets: {item} has {n} usable rows (status ok); a framework's file "
-                                 f"needs at least {MIN_FRAMEWORK_ROWS} (its split is scaled down in proportion)")
+    for name in ("framework_datasets", "machine_datasets"):
+        _check_others(p, name)
     return p
+
+
+def _check_others(p: Params, name: str) -> None:
+    """The files of ``framework_datasets`` or ``machine_datasets`` (``name``): each once, not the dataset, each a
+    ch4 file with enough usable rows; a machine's file of the dataset's framework."""
+    items = getattr(p, name)
+    files = [resolve(v) for v in (p.dataset, *items)]
+    if len({f.resolve() for f in files}) < len(files):
+        what = {"framework_datasets": "other frameworks' files",
+                "machine_datasets": "the dataset's framework measured on other machines"}[name]
+        raise ParameterError(f"{name}: {list(items)} names a file twice or the dataset itself; expected {what}, "
+                             "each once")
+    for item in items:
+        n = check_steps_file(name, item, p.target, "ch4", p.n_fit, p.n_test, quick=True)
+        if n < MIN_FRAMEWORK_ROWS and not p.quick:
+            raise ParameterError(f"{name}: {item} has {n} usable rows (status ok); a "
+                                 f"{'framework' if name == 'framework_datasets' else 'machine'}'s file needs at "
+                                 f"least {MIN_FRAMEWORK_ROWS} (its split is scaled down in proportion)")
+        if name == "machine_datasets" and _framework(item) != _framework(p.dataset):
+            raise ParameterError(f"machine_datasets: {item} holds framework {_framework(item)!r}, the dataset "
+                                 f"{_framework(p.dataset)!r}; expected the dataset's framework measured on another "
+                                 "machine")
+
+
+def _framework(path: str):
+    """The ``framework`` of a ch4 file's first usable row (None without the column)."""
+    df = pd.read_csv(resolve(path), usecols=lambda c: c in ("framework", "status"))
+    ok = df[df["status"] == "ok"]
+    return str(ok["framework"].iloc[0]) if "framework" in ok.columns and len(ok) else None
 
 
 def make_model(roles="ch4", **kwargs):

@@ -33,11 +33,12 @@ def ch4_readings(res) -> dict:
                         f"{mp['DE']:.1f} % (L2 {mp['DE+L2']:.1f} %).")
     out["sweep"] = f"R² falls once λ exceeds 1e-3: {verdict_text(T['claims_ch4'], 'r2_falls')}."
     out["claims"] = f"In the claims ledger (measured and published) {verdict_counts(T['claims_ch4'])}."
-    for key, write in (("frameworks", _frameworks), ("epoch", _epoch), ("paired", _paired), ("pooled", _pooled)):
+    for key, write in (("frameworks", _frameworks), ("epoch", _epoch), ("paired", _paired), ("pooled", _pooled),
+                       ("machines", _machines)):
         text = write(q, T)
         if text:
             out[key] = text
-    keys = ("fits", "baselines", "scaling", "frameworks", "epoch", "paired", "pooled", "claims")
+    keys = ("fits", "baselines", "scaling", "machines", "frameworks", "epoch", "paired", "pooled", "claims")
     out["summary"] = " ".join(out[k] for k in keys if k in out)
     return out
 
@@ -92,3 +93,36 @@ def _pooled(q, T) -> str:
                      f"{len(g) - better - worse} of {len(g)} frameworks")
     return ("One model fitted on every framework's data, the framework a categorical input, against a "
             "fit per framework (held-out MAPE, 95 % interval of the difference): " + "; ".join(parts) + ".")
+
+
+def _machine_text(m, T) -> str:
+    times = ", ".join(f"{m.median_time[w]:.1f}" for w in sorted(m.median_time))
+    workers = "/".join(str(w) for w in sorted(m.median_time))
+    crowded = max(m.median_time)
+    share = (f", where up to {crowded} workers share {m.cores} cores" if m.cores and crowded > m.cores else "")
+    return (f"on the {m.machine}{share}, q(workers) = {m.q_workers.estimate:+.2f} [{m.q_workers.lo:+.2f}, "
+            f"{m.q_workers.hi:+.2f}] (\"more workers shorten the epoch\" "
+            f"{_verdict(T, m)}), held-out MAPE "
+            f"{m.mape.estimate:.1f} %, median epoch {times} s at G = {workers}")
+
+
+def _machines(q, T) -> str:
+    machines = q.get("machines")
+    if not machines:
+        return ""
+    m0 = machines[0]
+    text = (f"Eq. 4.4 fitted on the first {m0.n} configurations each machine measured ({m0.n_fit} fitted, "
+            f"{m0.n_test} held out; 95 % intervals from a bootstrap of the fit rows): "
+            + "; against that, ".join(_machine_text(m, T) for m in machines) + ".")
+    verdicts = {m.machine: _verdict(T, m) for m in machines}
+    holds = [m for m in machines[1:] if verdicts[m.machine] == "holds"]
+    if holds and verdicts[m0.machine] != "holds":
+        text += (f" The same harness, sampler and model find more workers shortening the epoch on the "
+                 f"{holds[0].machine} but not on the {m0.machine} ({verdicts[m0.machine]}): the main dataset's "
+                 "q(workers) is a property of its machine, not of eq. 4.4.")
+    return text
+
+
+def _verdict(T, m) -> str:
+    rows = T["claims_ch4"][T["claims_ch4"]["key"] == f"q_workers_negative.{m.label}"]
+    return str(rows["verdict"].iloc[0]) if len(rows) else "not judged"

@@ -12,9 +12,10 @@ import numpy as np
 
 from ...model.metrics import mae, mape, mse, r2, rmse
 from ...model.scaling import scaling_power
+from ...report.uncertainty import Evidence
 from ..store import Results
 
-__all__ = ["FrameworkFit", "Ch4Results", "HeldOutSplit", "error_row", "FIT_NAMES"]
+__all__ = ["FrameworkFit", "MachineFit", "Ch4Results", "HeldOutSplit", "error_row", "FIT_NAMES"]
 
 #: the generic-model fits of every framework: no regularisation (Table 4.2), L2 (Table 4.3), L1 (Table 4.4)
 FIT_NAMES = ("DE", "DE+L1", "DE+L2")
@@ -109,15 +110,46 @@ class FrameworkFit(HeldOutSplit):
 
 
 @dataclass
+class MachineFit:
+    """Eq. 4.4 on one machine's file, cut to the rows every machine measured (:func:`~.machines.fit_machine`).
+
+    ``q_workers`` is the power of workers of the best-objective fit over the chapter's seeds, its samples the
+    bootstrap refits; ``mape`` the held-out MAPE (%) of that fit, its samples a bootstrap of the held-out rows;
+    ``median_time`` and ``rows_by_workers`` the median target (s) and the row count per worker count over the
+    ``n`` rows used.
+    """
+
+    label: str  # the file's folder, e.g. pytorch-cpu16
+    path: str
+    machine: str  # e.g. "16-core CPU (Intel Xeon)"
+    cores: int | None
+    n_rows: int  # usable rows of the file
+    n: int  # rows used (the first n usable rows)
+    n_fit: int
+    n_test: int
+    q_workers: Evidence
+    mape: Evidence
+    median_time: dict
+    rows_by_workers: dict
+
+    @property
+    def file(self) -> Path:
+        return Path(self.path)
+
+
+@dataclass
 class Ch4Results(Results):
-    """Chapter 4's results: the frameworks' fits (the first is the main dataset's) and the cross-framework
-    sections (``None`` where fewer than two frameworks, or no epoch check, were measured)."""
+    """Chapter 4's results: the frameworks' fits (the first is the main dataset's), the cross-framework
+    sections (``None`` where fewer than two frameworks, or no epoch check, were measured) and the machines'
+    fits of eq. 4.4 on their common rows (:class:`MachineFit`, the main dataset's first; ``None`` without
+    ``machine_datasets``)."""
 
     parts: list
     paired: object = None
     pooled: object = None
     epoch: object = None
     framework_q: dict | None = None
+    machines: list | None = None
 
     @property
     def main(self) -> FrameworkFit:

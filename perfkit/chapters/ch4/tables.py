@@ -2,18 +2,20 @@
 chapter writes as CSV and, where it helps, a view laid out for reading."""
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 
 from ...data.thesis import framework_name, load_thesis_table
 from ...report.claims import fmt
 from ...report.tables import mean_std_columns
 from ...schema import THESIS_EXTRINSIC
-from .claims import CLAIMS, FRAMEWORK_KEYS
+from .claims import CLAIMS, FRAMEWORK_KEYS, MACHINE_KEYS
 from .params import SWEEP_COEFFICIENT_KINDS
 
 __all__ = ["params_side_by_side", "params_view", "scaling_view", "dataset_view", "side_by_side", "table4_4",
            "scaling_tables", "baseline_tables", "lambda_sweep", "lambda_sweep_view", "epoch_view", "paired_view",
-           "pooled_view", "claims_by_framework", "thesis_mape"]
+           "pooled_view", "claims_by_framework", "thesis_mape", "q_workers_by_machine",
+           "q_workers_by_machine_view"]
 
 
 def params_side_by_side(summary, table: str = "4.2", label: str = "ours"):
@@ -190,7 +192,7 @@ def pooled_view(table):
 
 def claims_by_framework(ledger, labels):
     """The measured claims' verdicts, a column per framework (the ledger's ``key.framework`` rows)."""
-    base = [c.key for c in CLAIMS if not c.data and c.key not in FRAMEWORK_KEYS]
+    base = [c.key for c in CLAIMS if not c.data and c.key not in FRAMEWORK_KEYS + MACHINE_KEYS]
     by_key = ledger.set_index("key")
     rows = []
     for key in base:
@@ -204,3 +206,30 @@ def claims_by_framework(ledger, labels):
                 row[lb] = r["verdict"] + (f" {fmt(r['estimate'])} {r['interval']}" if r["interval"] else "")
         rows.append(row)
     return pd.DataFrame(rows).set_index("claim")
+
+
+def q_workers_by_machine(machines) -> pd.DataFrame:
+    """Eq. 4.4 per machine on the rows every machine measured (:class:`~.results.MachineFit`), a row per machine:
+    ``machine``, ``file``, ``rows`` (``n_fit`` + ``n_test``), ``q_workers`` with its 95 % interval
+    (``q_workers_lo``, ``q_workers_hi``), the held-out ``mape`` (%) with its interval, and
+    ``median_time_G<w>``: the median epoch time (s) at each worker count any machine measured (empty where
+    this one did not)."""
+    workers = sorted({w for m in machines for w in m.median_time})
+    return pd.DataFrame([dict(machine=m.machine, file=f"{m.label}/{m.file.name}", rows=m.n, n_fit=m.n_fit,
+                              n_test=m.n_test, q_workers=m.q_workers.estimate, q_workers_lo=m.q_workers.lo,
+                              q_workers_hi=m.q_workers.hi, mape=m.mape.estimate, mape_lo=m.mape.lo, mape_hi=m.mape.hi,
+                              **{f"median_time_G{w}": m.median_time.get(w, np.nan) for w in workers})
+                         for m in machines])
+
+
+def q_workers_by_machine_view(table) -> pd.DataFrame:
+    """:func:`q_workers_by_machine` for reading: ``estimate [lo, hi]`` cells, times in seconds."""
+    times = [c for c in table.columns if c.startswith("median_time_G")]
+    view = table.assign(**{
+        "q(workers) [95 %]": [f"{e:+.2f} [{lo:+.2f}, {hi:+.2f}]" for e, lo, hi in
+                              zip(table["q_workers"], table["q_workers_lo"], table["q_workers_hi"])],
+        "held-out MAPE (%)": [f"{e:.1f} [{lo:.1f}, {hi:.1f}]" for e, lo, hi in
+                              zip(table["mape"], table["mape_lo"], table["mape_hi"])],
+        **{f"median epoch G={c[len('median_time_G'):]} (s)": table[c].round(1) for c in times}})
+    return view.set_index("machine")[["file", "rows", "q(workers) [95 %]", "held-out MAPE (%)",
+                                      *[f"median epoch G={c[len('median_time_G'):]} (s)" for c in times]]]
