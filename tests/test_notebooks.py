@@ -61,6 +61,7 @@ CH3_OUTPUTS = {
     "fig3_8_breakdown_cnn_2w.png", "fig3_9_breakdown_mlp_2w.png", "fig3_10_breakdown_autoencoder_2w.png",
     "fig3_11_breakdown_cnn_3w.png", "fig3_12_breakdown_mlp_3w.png", "fig3_13_breakdown_autoencoder_3w.png",
     "overlap_vs_phased.csv", "table3_5_measured.csv", "sum_check_measured.csv", "claims_ch3.csv",
+    "claims_ch3_machines.csv", "scaling_machines.csv", "fig_scaling_machines.png",
 }
 
 
