@@ -28,7 +28,7 @@ from .params import MACHINE_SOURCE_NAMES, MACHINES
 from .results import Ch3Quantities
 
 __all__ = ["MachineData", "MACHINE_SOURCES", "MACHINES", "SCALING_KEYS", "machine_data", "machine_inputs",
-           "machine_ledger", "machine_label"]
+           "machine_ledger", "machine_label", "trace_machine"]
 
 #: the claims of the machine ledger: every measured and framework claim (not the checks of the printed tables)
 SCALING_KEYS = tuple(c.key for c in CLAIMS if not c.key.startswith("published_"))
@@ -109,23 +109,31 @@ def _measured(path: str, p) -> MachineData:
                        lacks="per-GPU collectives on one machine only" if kind != "CPU" else "")
 
 
-def _pollux(p) -> MachineData:
-    from ...data.pollux import load_pollux
+def trace_machine(traces, dataset: str, machine: str, source: str, n_train: int = 60000) -> MachineData:
+    """The :class:`MachineData` of cluster traces (:func:`perfkit.data.pollux.load_traces` rows, e.g. another
+    cluster's): the claims :mod:`.traces` can decide, and why the others cannot be."""
     from .traces import trace_quantities
 
-    traces = load_pollux()
-    q, curve = trace_quantities(traces, n_train=p.n_train)
-    q.update({"label": "Pollux traces", "frameworks": ["PyTorch (Pollux traces)"]})
+    q, curve = trace_quantities(traces, n_train=n_train)
+    q.update({"label": source, "frameworks": [source]})
     no_phases = ("the traces give step and synchronisation time only (no t_io, t_md, t_u), where eq. 3.7's thesis "
                  "and paper forms differ: see the thesis form")
     reasons = {k: "one framework (PyTorch, AdaptDL)" for k in _FRAMEWORK_KEYS}
     reasons.update({"eq37_paper": no_phases, "overlap": "one mode (the job's own, overlapped) is traced"})
-    return MachineData(dataset="pollux", machine="16 nodes × 4 NVIDIA T4 (AWS g4dn.12xlarge)", kind="GPU cluster",
-                       source="Pollux's traces (Qiao et al., OSDI 2021), 6 jobs",
+    if "lif_r2" not in q:
+        reasons.update({k: "too few placement rows for a correlation or a regression" for k in _LIF_KEYS})
+    return MachineData(dataset=dataset, machine=machine, kind="GPU cluster", source=source,
                        workers=sorted(int(g) for g in traces["n_gpus"].unique()),
                        quantities=Ch3Quantities(**q), reasons=reasons, curves=pd.DataFrame(curve),
                        lacks="no forward/backward/update split (compute = step − synchronisation), no per-GPU "
                              "times (LIF from the GPUs per node), one batch per job is read")
+
+
+def _pollux(p) -> MachineData:
+    from ...data.pollux import load_pollux
+
+    return trace_machine(load_pollux(), "pollux", "16 nodes × 4 NVIDIA T4 (AWS g4dn.12xlarge)",
+                         "Pollux's traces (Qiao et al., OSDI 2021), 6 jobs", n_train=p.n_train)
 
 
 def _throughput(name: str, loader: Callable, config: list, servers: str, source: str) -> Callable:
