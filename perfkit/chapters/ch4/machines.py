@@ -4,9 +4,8 @@ The main ``dataset`` (our 2-core machine) and each file of ``machine_datasets`` 
 and sampler on another machine, e.g. 16 cores) are cut to the same number of rows, ``n`` = the fewest usable
 rows of any of them, taken in file order (the first ``n`` configurations each machine measured), and split
 in the chapter's proportion n_fit : n_test with the chapter's ``split_seed``. On each, the generic model
-(eq. 4.4) is fitted as the chapter fits it (:func:`~.compute._fit_generic`'s no-regularisation fit: the
-chapter's engine, seeds and budget), and its q(workers) gets a 95 % interval from a case bootstrap of the fit
-rows: :data:`RESAMPLES` resamples (:data:`QUICK_RESAMPLES` in quick mode), drawn with the fixed seed
+(eq. 4.4) is fitted as Table 4.2 fits it (no regularisation; the chapter's engine, seeds and budget, the
+best objective kept), and its q(workers) gets a 95 % interval from a case bootstrap of the fit rows: :data:`RESAMPLES` resamples (:data:`QUICK_RESAMPLES` in quick mode), drawn with the fixed seed
 :data:`~perfkit.report.uncertainty.SEED`, each refitted once with seed 0 in the same order, so the interval is
 the same on every run and for every ``n_jobs``.
 
@@ -24,7 +23,7 @@ import numpy as np
 from ...data.measured import load_provenance, load_steps, provenance_path, thesis_split
 from ...model.fitcache import cached_fit
 from ...model.fitting import fit_repeated, run_parallel
-from ...report.uncertainty import METRICS, SEED, Evidence, bootstrap_indices, paired_bootstrap
+from ...report.uncertainty import METRICS, SEED, B, Evidence, bootstrap_indices, paired_bootstrap
 from ...schema import resolve
 from ..ch3.machines import machine_label
 from .params import Params, make_model
@@ -40,7 +39,7 @@ QUICK_RESAMPLES = 20
 MACHINE_SOURCE = ("{b} case resamples of the {n} fit rows, each refitted (eq. 4.4, {engine} engine, seed 0); "
                   "95 % percentile interval")
 #: where the resamples of a machine's held-out MAPE come from
-MAPE_SOURCE = "1000 bootstrap resamples of the {n} held-out rows"
+MAPE_SOURCE = f"{B} bootstrap resamples of the {{n}} held-out rows"
 
 
 def machine_paths(p: Params) -> list[Path]:

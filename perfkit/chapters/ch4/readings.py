@@ -118,8 +118,9 @@ def _machines(q, T) -> str:
     holds = [m for m in machines[1:] if verdicts[m.machine] == "holds"]
     if holds and verdicts[m0.machine] != "holds":
         text += (f" The same harness, sampler and model find more workers shortening the epoch on the "
-                 f"{holds[0].machine} but not on the {m0.machine} ({verdicts[m0.machine]}): the main dataset's "
-                 "q(workers) is a property of its machine, not of eq. 4.4.")
+                 f"{holds[0].machine} but not on the {m0.machine} (there the claim "
+                 f"{'is inconclusive' if verdicts[m0.machine] == 'inconclusive' else verdicts[m0.machine]}): "
+                 "the main dataset's q(workers) tells about its machine rather than about eq. 4.4.")
     return text
 
 
