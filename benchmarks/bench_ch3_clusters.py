@@ -100,6 +100,20 @@ def describe(frame, cluster: str) -> str:
             f"{per_node} (GPU model not in the traces)")
 
 
+def data_checks(frame) -> dict:
+    """What the intervals and the LIF claims can rest on: ``lif_values`` (distinct load imbalance factors of the
+    placement rows; one value means eq. 3.9's LIF term is collinear with its intercept, so its coefficient and
+    correlation carry no information) and ``replicate_rows`` (placement rows with a replicate, the same batch and
+    GPUs per node in another node order: :func:`perfkit.chapters.ch3.traces.replicate_deviations`; none means every
+    resample equals the measurement and the intervals have zero width)."""
+    pl = frame[frame["study"] == "placements"]
+    key = pl["job"].astype(str) + ":" + pl["batch_per_gpu"].astype(str) + ":" + [
+        "".join(sorted(str(p))) for p in pl["placement"]]
+    counts = key.value_counts()
+    return {"lif_values": int(pl["load_imbalance"].nunique()),
+            "replicate_rows": int(counts[counts > 1].sum())}
+
+
 def _provenance(root: Path, read: dict, cluster: str):
     prov_path = root / "provenance.json"
     if not prov_path.exists():
@@ -156,15 +170,18 @@ def run(traces, out, clusters=CLUSTERS, pollux: bool = True, n_train: int = N_TR
                               n_train=n_train)
             machines.append((cluster, m))
             entry.update(machine=m.machine, kind=m.kind, rows=int(len(frame)), gpu_range=[gpus[0], gpus[-1]],
-                         gpu_counts=gpus, lacks=m.lacks, status="judged")
+                         gpu_counts=gpus, lacks=m.lacks, status="judged", **data_checks(frame))
         entries.append(entry)
     if pollux:
+        from perfkit.data.pollux import load_pollux
+
         m = MACHINE_SOURCES["pollux"](SimpleNamespace(n_train=n_train))
+        checks = data_checks(load_pollux())
         machines.append((POLLUX, m))
         entries.append({"cluster": POLLUX, "data": "data/external/pollux (shipped, Apache-2.0)",
                         "jobs": {}, "errors": {}, "provenance": None, "machine": m.machine, "kind": m.kind,
                         "rows": None, "gpu_range": [min(m.workers), max(m.workers)], "gpu_counts": m.workers,
-                        "lacks": m.lacks, "status": "judged"})
+                        "lacks": m.lacks, "status": "judged", **checks})
     ledger = machine_ledger(None, None, [m for _, m in machines]) if machines else None
     claims = {c.key: c.claim for c in CLAIMS if c.key in SCALING_KEYS}
     by_machine = {}
@@ -206,13 +223,18 @@ def markdown(res: dict) -> str:
              "`perfkit.chapters.ch3.machines.trace_machine` dataset (n_train "
              f"{res['n_train']}), judged by `machine_ledger`; verdicts, estimates and 95 % intervals are the "
              f"ledger's. Intervals: {res['resampling']}.", "",
-             "| cluster | machine (from the traces) | jobs (tables read) | rows | GPUs |", "|---|---|---|---|---|"]
+             "| cluster | machine (from the traces) | jobs (tables read) | rows | GPUs | placement LIF values | replicate "
+             "rows |", "|---|---|---|---|---|---|---|"]
     for e in cl:
         jobs = ", ".join(f"{j} ({'+'.join(s[:1] for s in st)})" for j, st in e["jobs"].items()) or "—"
         g = "—" if e["gpu_range"] is None else f"{e['gpu_range'][0]}–{e['gpu_range'][1]}"
         lines.append(f"| {e['cluster']} | {e['machine']} | {jobs} | {e['rows'] if e['rows'] is not None else '—'} "
-                     f"| {g} |")
-    lines += ["", "Tables: p = placements, s = scalability.", "", "## Verdicts (estimate, 95 % interval)", "",
+                     f"| {g} | {e.get('lif_values', '—')} | {e.get('replicate_rows', '—')} |")
+    lines += ["", "Tables: p = placements, s = scalability. Placement LIF values: distinct load imbalance factors of the "
+              "placement rows (one value: eq. 3.9's LIF term is the intercept again, so `lif_coefficient`, "
+              "`lif_regression` and `lif_vs_speedup` say nothing about load imbalance there, whatever the verdict). "
+              "Replicate rows: placement runs repeated in another node order, which the intervals resample (none: "
+              "the intervals have zero width and measure no run-to-run noise).", "", "## Verdicts (estimate, 95 % interval)", "",
               "| claim | " + " | ".join(e["cluster"] for e in cl) + " |", "|---|" + "---|" * len(cl)]
     for key, text in res["claims"].items():
         lines.append(f"| `{key}`: {text} | " + " | ".join(_cell(e["claims"][key]) for e in cl) + " |")
@@ -240,7 +262,7 @@ def markdown(res: dict) -> str:
     prov = [(e["cluster"], k, v) for e in cl for k, v in sorted((e.get("provenance") or {}).items())]
     if prov:
         lines += ["", "## Provenance of the Sia files read (copied verbatim, not redistributed)", ""]
-        lines += [f"- `{k}`: {v.get('repository')}@{str(v.get('commit'))[:12]} `{v.get('path')}` ({v.get('bytes')} "
+        lines += [f"- `{k}`: {v.get('repo')}@{str(v.get('commit'))[:12]} `{v.get('path')}` ({v.get('bytes')} "
                   f"bytes, sha256 {str(v.get('sha256'))[:16]}…)" for _, k, v in prov]
     return "\n".join(lines)
 

@@ -53,6 +53,9 @@ def test_writes_every_claim_per_cluster(bench, tmp_path):
     toy, absent = doc["clusters"]
     assert toy["jobs"] == {"alpha": ["placements", "scalability"], "beta": ["placements"]}
     assert toy["gpu_range"] == [1, 8] and toy["status"] == "judged" and toy["rows"] == 24
+    # LIF 1 ("1", "2", "11", "22", "1111"), 4/3 ("12", "21"), 3/2 ("112", "121"); replicates per job: "1" twice,
+    # "11" twice, "12"/"21", "112"/"121"
+    assert toy["lif_values"] == 3 and toy["replicate_rows"] == 16
     assert "toy cluster: 1–8 GPUs on up to 4 nodes, at most 2 GPUs on one node" in toy["machine"]
     for e in doc["clusters"]:
         assert list(e["claims"]) == list(SCALING_KEYS)
