@@ -198,7 +198,8 @@ def run(traces, out, clusters=CLUSTERS, pollux: bool = True, n_train: int = N_TR
             e["claims"] = {k: {"claim": claims[k], "verdict": VERDICTS[3], "estimate": None, "interval": "",
                                "evidence": e["status"], "rule": ""} for k in SCALING_KEYS}
     res = {"machine": machine_info(), "traces": _shown(root), "n_train": n_train, "claims": claims,
-           "clusters": entries, "resampling": (ledger["resampling"].iloc[0] if ledger is not None else None)}
+           "clusters": entries, "resampling": (next((r for r in ledger["resampling"] if isinstance(r, str) and r), None)
+                          if ledger is not None else None)}
     write_results(out, res, markdown(res))
     return res
 

@@ -83,7 +83,7 @@ def test_reference_batch_and_replicates():
 
 
 def test_trace_quantities_decide_speedup_t_c_and_eq37():
-    q, curve = trace_quantities(_traces(noise=0.0))  # no noise: every resample equals the estimate
+    q, curve, why = trace_quantities(_traces(noise=0.0))  # no noise: every resample equals the estimate
     assert set(q) >= {"speedup", "speedup_cells", "t_c_trend", "eq37_thesis", "lif_r2", "lif_beta2"}
     (cell, e), = q["speedup"].items()
     assert cell == ("toy", 8) and e.estimate == pytest.approx(8 * 0.1005 / (0.1 + 0.01 * 8 ** 0.5))
@@ -94,12 +94,13 @@ def test_trace_quantities_decide_speedup_t_c_and_eq37():
     (_, trend), = q["t_c_trend"].items()
     assert trend.estimate == pytest.approx(0.5) and trend.lo == pytest.approx(0.5)
     assert {r["workers"] for r in curve} == {1, 2, 4, 7, 8}
-    falling, _ = trace_quantities(_traces(sync_power=-0.5, noise=0.0))
+    falling, _, _ = trace_quantities(_traces(sync_power=-0.5, noise=0.0))
     assert next(iter(falling["t_c_trend"].values())).estimate == pytest.approx(-0.5)
 
 
 def test_trace_intervals_come_from_replicates():
-    q, _ = trace_quantities(_traces(noise=0.05))
+    q, _, why = trace_quantities(_traces(noise=0.05))
+    assert why == ""
     e = q["speedup"][("toy", 8)]
     assert len(e.samples) == B and e.lo < e.estimate < e.hi
 
@@ -177,3 +178,41 @@ def test_scaling_curves_and_figure(chapter):
     assert pollux["workers"].max() == 64 and pollux["t_c"].notna().all()
     assert "fig_scaling_machines" in chapter.figures
     assert "machines" in chapter.readings and chapter.readings["summary"].startswith("**2-core CPU")
+
+
+def test_traces_without_repeats_decide_nothing():
+    """No run repeated: no noise estimate, so no claim may get a (zero-width) interval."""
+    t = _traces(noise=0.05)
+    single = t[~t["placement"].isin(["31", "121", "2122", "2212"])]
+    q, curve, why = trace_quantities(single)
+    assert q == {} and curve == [] and why.startswith("no repeated runs")
+    from perfkit.chapters.ch3.machines import trace_machine
+
+    m = trace_machine(single, "toy", "toy cluster", "made up")
+    ledger = ch3.machines.machine_ledger(None, None, [m])
+    assert (ledger["verdict"] == "cannot be tested here").all()
+    assert ledger.set_index("key").loc["speedup", "evidence"] == why
+
+
+def test_a_job_without_repeats_borrows_the_other_jobs_noise():
+    t = _traces(noise=0.05)
+    other = t[~t["placement"].isin(["31", "121", "2122", "2212"])].assign(job="alone")
+    q, _, why = trace_quantities(pd.concat([t, other], ignore_index=True))
+    e = q["speedup"][("alone", 8)]
+    assert why == "" and e.lo < e.estimate < e.hi
+
+
+def test_a_constant_placement_lif_decides_no_lif_claim():
+    """On one node every placement's LIF is 1: eq. 3.9's LIF term would only repeat the intercept."""
+    t = _traces(noise=0.05)
+    one_node = t[t["n_nodes"] == 1]
+    extra = one_node[one_node["placement"] == "4"].assign(placement="4")  # a repeat of "4" for the noise
+    q, _, why = trace_quantities(pd.concat([one_node, extra], ignore_index=True))
+    assert why == "" and "speedup" in q and not {"lif_r2", "lif_beta2", "lif_rho"} & set(q)
+
+
+def test_a_zero_synchronisation_time_stays_finite():
+    t = _traces(noise=0.05)
+    t.loc[t["placement"].isin(["13", "31"]), "sync_time"] = 0.0
+    dev = replicate_deviations(t)
+    assert np.isfinite(dev).all()

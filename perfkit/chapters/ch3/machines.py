@@ -114,14 +114,17 @@ def trace_machine(traces, dataset: str, machine: str, source: str, n_train: int 
     cluster's): the claims :mod:`.traces` can decide, and why the others cannot be."""
     from .traces import trace_quantities
 
-    q, curve = trace_quantities(traces, n_train=n_train)
+    q, curve, why = trace_quantities(traces, n_train=n_train)
     q.update({"label": source, "frameworks": [source]})
     no_phases = ("the traces give step and synchronisation time only (no t_io, t_md, t_u), where eq. 3.7's thesis "
                  "and paper forms differ: see the thesis form")
     reasons = {k: "one framework (PyTorch, AdaptDL)" for k in _FRAMEWORK_KEYS}
     reasons.update({"eq37_paper": no_phases, "overlap": "one mode (the job's own, overlapped) is traced"})
-    if "lif_r2" not in q:
-        reasons.update({k: "too few placement rows for a correlation or a regression" for k in _LIF_KEYS})
+    if why:
+        reasons.update({k: why for k in SCALING_KEYS if k not in reasons})
+    elif "lif_r2" not in q:
+        reasons.update({k: "the placement LIF does not vary (one node) or too few placement rows"
+                        for k in _LIF_KEYS})
     return MachineData(dataset=dataset, machine=machine, kind="GPU cluster", source=source,
                        workers=sorted(int(g) for g in traces["n_gpus"].unique()),
                        quantities=Ch3Quantities(**q), reasons=reasons, curves=pd.DataFrame(curve),

@@ -45,19 +45,23 @@ def replicate_deviations(job_rows) -> np.ndarray:
     """``(n, 2)`` log deviations (step, synchronisation) of each replicate run from its group's mean.
 
     A group is the placement rows of one batch with the same GPU counts per node (in any node order); groups of
-    one run give none. Deviations are scaled by ``sqrt(k / (k − 1))`` for a group of ``k`` runs, so their spread
-    is that of one run.
+    one run give none (a ``(0, 2)`` array when no group has two). Deviations are scaled by ``sqrt(k / (k − 1))``
+    for a group of ``k`` runs, so their spread is that of one run; a group with a zero synchronisation time gives
+    synchronisation deviations of 0 (a zero stays zero).
     """
     rows = job_rows[job_rows["study"] == "placements"]
     key = [str(int(b)) + ":" + "".join(sorted(str(p))) for b, p in zip(rows["batch_per_gpu"], rows["placement"])]
-    logs = np.log(rows[["t_iter", "sync_time"]].to_numpy(float))
+    values = rows[["t_iter", "sync_time"]].to_numpy(float)
     out = []
     for k in sorted(set(key)):
         at = np.flatnonzero(np.asarray(key) == k)
         if len(at) > 1:
-            dev = logs[at] - logs[at].mean(axis=0)
-            out.append(dev * np.sqrt(len(at) / (len(at) - 1)))
-    return np.vstack(out) if out else np.zeros((1, 2))
+            v = values[at]
+            if not (v[:, 1] > 0).all():  # a zero sync time stays zero: no synchronisation deviation
+                v = np.column_stack([v[:, 0], np.ones(len(at))])
+            logs = np.log(v)
+            out.append((logs - logs.mean(axis=0)) * np.sqrt(len(at) / (len(at) - 1)))
+    return np.vstack(out) if out else np.zeros((0, 2))
 
 
 def _perturbed(rows, dev, seed) -> tuple[np.ndarray, np.ndarray]:
@@ -91,11 +95,12 @@ def _ols(X, y):
     return beta, r2
 
 
-def _job(job, rows, n_train, seed) -> dict:
-    """One job's cells: speedups, t_c trend, eq. 3.7 errors, LIF correlation and eq. 3.9 at its batch."""
+def _job(job, rows, dev, n_train, seed) -> dict:
+    """One job's cells at its batch: speedups, t_c trend, eq. 3.7 errors, and where the placement LIF varies, its
+    correlation with efficiency and eq. 3.9; ``dev`` are the replicate deviations its resamples draw from."""
     b = reference_batch(rows)
     at = rows[rows["batch_per_gpu"] == b].reset_index(drop=True)
-    step, sync = _perturbed(at, replicate_deviations(rows), [*seed, 1])
+    step, sync = _perturbed(at, dev, [*seed, 1])
     gpus = at["n_gpus"].to_numpy(int)
     st, sy = _cell_medians(step, gpus), _cell_medians(sync, gpus)
     out = {"batch": b, "curve": [], "speedup": {}, "eq37": {}}
@@ -116,7 +121,7 @@ def _job(job, rows, n_train, seed) -> dict:
         out["t_c_trend"] = ((job, multi[-1]), e)
     pl = at["study"].to_numpy() == "placements"
     lif = at["load_imbalance"].to_numpy(float)
-    if pl.sum() >= 4:
+    if pl.sum() >= 4 and len(np.unique(lif[pl & (gpus > 1)])) > 1:  # a constant LIF (one node) explains nothing
         idx = np.flatnonzero(pl)
         pick = np.vstack([idx, idx[bootstrap_indices(len(idx), B, seed=[*seed, 2])]])  # row 0: the rows as measured
         rows_b = np.arange(B + 1)[:, None]
@@ -132,8 +137,14 @@ def _job(job, rows, n_train, seed) -> dict:
     return out
 
 
-def trace_quantities(traces, n_train: int = 60000, seed=SEED) -> tuple[dict, list]:
-    """``(quantities, curve rows)`` of Chapter 3's claims on trace rows (:func:`perfkit.data.pollux.load_pollux`).
+def trace_quantities(traces, n_train: int = 60000, seed=SEED) -> tuple[dict, list, str]:
+    """``(quantities, curve rows, why none)`` of Chapter 3's claims on trace rows
+    (:func:`perfkit.data.pollux.load_pollux`); ``why none`` is ``""`` unless no quantity has an honest interval
+    (no run of the traces was repeated), and then says so, with no quantities and no curves.
+
+    A job without replicate runs draws its resamples from the deviations of the other jobs of the same traces.
+    The LIF quantities of a job need at least four placement rows and a LIF that varies over its multi-GPU
+    placements (on one node it is always 1).
 
     Quantities (``{cell: Evidence}``, cells ``(job, G)``): ``speedup_cells``, ``speedup`` (each job's largest G),
     ``t_c_trend`` (slope of log t_c on log G over G >= 2), ``eq37_thesis`` (|eq. 3.7 / measured − 1|), and per
@@ -144,8 +155,14 @@ def trace_quantities(traces, n_train: int = 60000, seed=SEED) -> tuple[dict, lis
     q: dict = {"speedup_cells": {}, "speedup": {}, "t_c_trend": {}, "eq37_thesis": {}, "lif_r2": {},
                "lif_beta2": {}}
     rhos, cells, curve = [], 0, []
-    for k, (job, rows) in enumerate(traces.groupby("job", sort=True)):
-        j = _job(str(job), rows, n_train, [seed, 31, k])
+    jobs = list(traces.groupby("job", sort=True))
+    devs = {job: replicate_deviations(rows) for job, rows in jobs}
+    pooled = np.vstack(list(devs.values()))
+    if not len(pooled):  # no run was repeated: the noise cannot be estimated, so no claim gets an interval
+        return {}, [], "no repeated runs (the same GPUs per node in another node order) to estimate the noise"
+    for k, (job, rows) in enumerate(jobs):
+        dev = devs[job] if len(devs[job]) else pooled  # a job without replicates borrows the cluster's
+        j = _job(str(job), rows, dev, n_train, [seed, 31, k])
         curve += j["curve"]
         if j["speedup"]:
             q["speedup_cells"].update(j["speedup"])
@@ -162,4 +179,4 @@ def trace_quantities(traces, n_train: int = 60000, seed=SEED) -> tuple[dict, lis
     q = {k: v for k, v in q.items() if v}
     if rhos:
         q["lif_rho"], q["lif_cells"] = Evidence.combine(np.max, rhos), cells
-    return q, curve
+    return q, curve, ""
