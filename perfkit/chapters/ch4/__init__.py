@@ -6,14 +6,16 @@ The chapter runs in three stages:
   each ``perfkit collect ch4`` file, split as the thesis split it — without regularisation (Table 4.2), with L2
   (Table 4.3) and L1 (Table 4.4), the random forest and SVR baselines (journal Table 5), the λ sweep
   (Figs. 4.15–4.17), the level effects — and, with several frameworks, the paired comparison and one model
-  across frameworks; the typed results (:class:`~.results.Ch4Results`) are kept by the results cache;
+  across frameworks, and, with ``machine_datasets``, eq. 4.4 on each machine's file cut to the rows every
+  machine measured (:mod:`.machines`); the typed results (:class:`~.results.Ch4Results`) are kept by the
+  results cache;
 * :func:`present` turns the results into tables (:mod:`.tables`), figures (:mod:`.figures`), the claims
   ledger (:mod:`.claims`) and readings (:mod:`.readings`), computing nothing expensive;
 * :func:`analyse` joins them and returns a :class:`~perfkit.chapters.result.ChapterResult`.
 
 Sections (the notebook ``notebooks/ch4_generic_model.ipynb`` follows them): 1 the measured datasets (and
 the epoch extrapolation check); 2 Table 4.2; 3 Table 4.3; 4 Table 4.4; 5 Table 4.5 and its journal and
-conference twins; 6 the baselines; 7 the λ sweep; 8 the frameworks on identical configurations; 9 one
+conference twins, and q(workers) per machine; 6 the baselines; 7 the λ sweep; 8 the frameworks on identical configurations; 9 one
 model across frameworks; 10 the claims ledger.
 """
 from __future__ import annotations
