@@ -54,6 +54,8 @@ BAD = [
     ("ch3", dict(framework_csvs="data/measured/jax-cpu/ch3_phases.csv"), "framework_csvs", "expected a list"),
     ("ch3", dict(framework_csvs=[CH4_CSV]), "framework_csvs", "has no column 'model'"),
     ("ch3", dict(figures_dir="{tmp}/notes.txt"), "figures_dir", "is a file"),
+    ("ch3", dict(machines=["nowhere"]), "machines", "neither a file nor one of"),
+    ("ch3", dict(machines=[CH4_CSV]), "machines", "has no column 'model'"),
     ("ch3", dict(quick="yes"), "quick", "True or False"),
     ("ch3", dict(n_trian=50000), "n_trian", "not a parameter"),
     ("ch4", dict(n_fit=5000), "n_fit", "5000 + n_test 500 = 5500 rows asked for, but "
@@ -80,6 +82,8 @@ BAD = [
     ("ch4", dict(framework_datasets=["missing.csv"]), "framework_datasets", "item 'missing.csv'"),
     ("ch4", dict(framework_datasets="data/measured/mxnet-cpu/ch4_lenet5.csv"), "framework_datasets", "a list"),
     ("ch4", dict(framework_datasets=[CH3_CSV]), "framework_datasets", "has no column"),
+    ("ch4", dict(machine_datasets=["missing.csv"]), "machine_datasets", "item 'missing.csv'"),
+    ("ch4", dict(machine_datasets=[CH3_CSV]), "machine_datasets", "has no column 'num_filters'"),
     ("ch4", dict(framework_datasets=["{tmp}/ch4_tiny.csv"]), "framework_datasets", "20 usable rows"),
     ("ch4", dict(dataset="data/measured"), "dataset", "is a folder"),
     ("ch4", dict(dataset=CH3_CSV), "dataset", "has no column"),

@@ -520,6 +520,12 @@ class Block:
     command: str = "perfkit docs --write"
 
 
+def _machines_page():
+    from . import machines_page
+
+    return machines_page
+
+
 def _findings(root: Path) -> str:
     from ..chapters.notebooks import readme_findings
 
@@ -536,6 +542,11 @@ BLOCKS: tuple[Block, ...] = (
     Block("README.md", "chapter table", *_markers("chapter table", "the chapter registries and figures/"),
           readme_chapters),
     Block("README.md", "times", *_markers("times", "benchmarks/results/budgets.json"), readme_times),
+    Block("README.md", "machines", *_markers("machines", "figures/ch3/claims_ch3_machines.csv"),
+          lambda root: _machines_page().readme_machines(root)),
+    Block("docs/machines.md", "machines table",
+          *_markers("machines table", "figures/ch3/claims_ch3_machines.csv and figures/ch4/"),
+          lambda root: _machines_page().machines_table(root)),
 )
 
 
