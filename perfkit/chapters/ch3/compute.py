@@ -160,15 +160,16 @@ def compute(p: Params) -> Ch3Results:
         # a check of the harness, not a claim of the thesis: its phases add up to t_iter by construction
         notes.append(f"harness check: the measured phases add up to t_iter but for at most "
                      f"{100 * q['remainder_share']:.2f} % (largest mean remainder per model and worker count)")
+    quantities = Ch3Quantities(**q)
     main = None
-    if p.measured_csv:
-        main = machine_data(p.measured_csv, p)
+    if p.measured_csv:  # its claims are the main ledger's: judged once, on these quantities
+        main = machine_data(p.measured_csv, p, quantities=quantities)
         if p.framework_csvs:
             main.dataset += f" + {len(p.framework_csvs)} framework files"
     machines = [machine_data(d, p) for d in p.machines]
     for mach in machines:
         notes.append(f"machine: {mach.machine}: {mach.source}, G = {_counts(mach.workers)}")
-    return Ch3Results(published=published, measured=m, quantities=Ch3Quantities(**q), notes=notes,
+    return Ch3Results(published=published, measured=m, quantities=quantities, notes=notes,
                       main_machine=main, machines=machines)
 
 

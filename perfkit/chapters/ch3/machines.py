@@ -64,8 +64,10 @@ def machine_label(prov: dict, device: str) -> tuple[str, str]:
     return (f"{cores}-core CPU ({cpu})" if cores else f"CPU ({cpu})"), "CPU"
 
 
-def _measured(path: str, p) -> MachineData:
-    """A ``perfkit collect ch3`` file: the chapter's own quantities on it."""
+def _measured(path: str, p, quantities: Ch3Quantities | None = None) -> MachineData:
+    """A ``perfkit collect ch3`` file: the chapter's own quantities on it, or ``quantities`` when the caller has
+    them already (the chapter's main file, whose quantities :func:`~.compute.compute` computed with every
+    framework file) and only the machine, its worker counts and curves are needed."""
     from ...model import phases as ph
     from ...model.lif import fit_lif_regression
     from .quantities import measured_quantities, regression_quantities
@@ -85,13 +87,16 @@ def _measured(path: str, p) -> MachineData:
         why = f"G = {workers[0] if workers else 'none'} only: no speedup, aggregation or load imbalance to measure"
         reasons.update({k: why for k in SCALING_KEYS if k not in _FRAMEWORK_KEYS})
     else:
-        q.update(measured_quantities(every, mode=p.measured_mode, n_train=p.n_train, variants=p.speedup_variants))
-        epochs = ph.epoch_frame(run, n_train=p.n_train)
-        try:
-            fit = fit_lif_regression(epochs, time="epoch_time", workers="workers", lif="lif", by=["model", "framework"])
-            q.update(regression_quantities(epochs, fit))
-        except ValueError as exc:
-            reasons.update({k: f"eq. 3.9 cannot be fitted: {exc}" for k in ("lif_regression", "lif_coefficient")})
+        if quantities is None:
+            q.update(measured_quantities(every, mode=p.measured_mode, n_train=p.n_train,
+                                         variants=p.speedup_variants))
+            epochs = ph.epoch_frame(run, n_train=p.n_train)
+            try:
+                fit = fit_lif_regression(epochs, time="epoch_time", workers="workers", lif="lif",
+                                         by=["model", "framework"])
+                q.update(regression_quantities(epochs, fit))
+            except ValueError as exc:
+                reasons.update({k: f"eq. 3.9 cannot be fitted: {exc}" for k in ("lif_regression", "lif_coefficient")})
         multi = [g for g in workers if g > 1]
         if len(multi) < 2:
             reasons["t_c_grows"] = f"needs two worker counts above 1 (here G <= {max(workers)})"
@@ -105,7 +110,8 @@ def _measured(path: str, p) -> MachineData:
         reasons["overlap"] = f"one mode timed ({', '.join(sorted(set(every['mode'])))})"
     return MachineData(dataset=path, machine=machine, kind=kind,
                        source=f"perfkit collect ch3, {fw}, {p.measured_mode} mode", workers=workers,
-                       quantities=Ch3Quantities(**q), reasons=reasons, curves=curve.reset_index(drop=True),
+                       quantities=quantities if quantities is not None else Ch3Quantities(**q), reasons=reasons,
+                       curves=curve.reset_index(drop=True),
                        lacks="per-GPU collectives on one machine only" if kind != "CPU" else "")
 
 
@@ -192,10 +198,11 @@ def machine_inputs(dataset: str) -> list[Path]:
     return [path, provenance_path(path)]
 
 
-def machine_data(dataset: str, p) -> MachineData:
-    """The :class:`MachineData` of one machine dataset on checked parameters ``p``."""
+def machine_data(dataset: str, p, quantities: Ch3Quantities | None = None) -> MachineData:
+    """The :class:`MachineData` of one machine dataset on checked parameters ``p``; a ``perfkit collect ch3`` file
+    whose claims' ``quantities`` are known already is not judged again."""
     build = MACHINE_SOURCES.get(dataset)
-    return build(p) if build is not None else _measured(dataset, p)
+    return build(p) if build is not None else _measured(dataset, p, quantities)
 
 
 def machine_ledger(main: MachineData | None, main_ledger, machines: list) -> pd.DataFrame:
