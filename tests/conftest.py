@@ -23,15 +23,20 @@ def _no_display(monkeypatch):
 
 
 @pytest.fixture(autouse=True, scope="session")
-def _results_cache(tmp_path_factory):
-    """Every test session starts with an empty results cache of its own, so no test depends on (or fills) the
-    repository's ``build/cache/results``."""
+def _session_caches(tmp_path_factory):
+    """Every test session starts with an empty results cache and an empty fit cache of its own, so no test
+    depends on (or fills) the repository's ``build/cache``. The fit cache is shared by the session's tests: a
+    fit another test already made (same estimator, data, engine code and kernels: :mod:`perfkit.model.fitcache`)
+    is read back, as ``perfkit reproduce`` reads it back across chapters; tests of the cache set their own."""
     import os
 
-    old = os.environ.get("PERFKIT_RESULTS_CACHE")
-    os.environ["PERFKIT_RESULTS_CACHE"] = str(tmp_path_factory.mktemp("results-cache"))
+    caches = {"PERFKIT_RESULTS_CACHE": "results-cache", "PERFKIT_FIT_CACHE": "fit-cache"}
+    old = {var: os.environ.get(var) for var in caches}
+    for var, name in caches.items():
+        os.environ[var] = str(tmp_path_factory.mktemp(name))
     yield
-    if old is None:
-        os.environ.pop("PERFKIT_RESULTS_CACHE", None)
-    else:
-        os.environ["PERFKIT_RESULTS_CACHE"] = old
+    for var, value in old.items():
+        if value is None:
+            os.environ.pop(var, None)
+        else:
+            os.environ[var] = value
