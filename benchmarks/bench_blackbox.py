@@ -3,7 +3,7 @@
 Chapter 6 (``perfkit reproduce --chapter ch6``) fits, on every dataset, the auto-selected form (the form search:
 thesis, log-linear with lasso-chosen products and segments, hybrid, symbolic) and the calibrated black-box
 reference (random forest, gradient boosting and an RBF SVR on log features, each tuned by cross-validation on the
-rows to fit only: ``perfkit.model.blackbox``), and scores both on the same held-out rows with 1000 paired
+rows to fit only: ``perfkit.model.selection.blackbox``), and scores both on the same held-out rows with 1000 paired
 bootstrap resamples. This script only reads what the chapter wrote (``figures/ch6/table6_1_heldout.csv`` and
 ``claims_ch6.csv``; compute once, read the files) and writes the verdict per dataset:
 

@@ -60,7 +60,7 @@ from perfkit.chapters.ch6 import DATASETS as CH6_DATASETS  # noqa: E402
 from perfkit.chapters.ch6 import MEASURED, Params, roles_key  # noqa: E402
 from perfkit.data.external import load_external  # noqa: E402
 from perfkit.data.measured import load_steps, thesis_split  # noqa: E402
-from perfkit.model.baselines import train_test_split_frame  # noqa: E402
+from perfkit.model.selection.baselines import train_test_split_frame  # noqa: E402
 from perfkit.schema import ROLES  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]

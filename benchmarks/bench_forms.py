@@ -164,7 +164,7 @@ class Monitor:
 def child_search(n: int, forms, reference: bool = True) -> dict:
     import warnings
 
-    from perfkit.model.search import search_forms
+    from perfkit.model.selection.search import search_forms
     from perfkit.schema import ROLES
 
     X, y, how = dataset(n)
@@ -203,8 +203,8 @@ def child_single(n: int, index: int) -> dict:
     from sklearn.base import clone
     from sklearn.model_selection import KFold
 
-    from perfkit.model.metrics import mape
-    from perfkit.model.search import form_candidates, seen_rows
+    from perfkit.model.selection.metrics import mape
+    from perfkit.model.selection.search import form_candidates, seen_rows
     from perfkit.schema import ROLES
 
     X, y, how = dataset(n)
@@ -262,7 +262,7 @@ def bench_search(sizes, forms, limit, reference=True) -> dict:
 
 def bench_single(sizes, limit, which=None, old=None) -> dict:
     """One fit per candidate; ``which`` (indices) refits only those and keeps the other rows of ``old``."""
-    from perfkit.model.search import form_candidates
+    from perfkit.model.selection.search import form_candidates
     from perfkit.schema import ROLES
 
     cands = form_candidates("auto", **ROLES["ch4"], network=NETWORK, random_state=SEED)

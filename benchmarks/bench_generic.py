@@ -28,7 +28,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _machine import machine_info  # noqa: E402
 
 from perfkit import mape  # noqa: E402
-from perfkit.model.generic import GenericPerformanceModel  # noqa: E402
+from perfkit.model.forms.generic import GenericPerformanceModel  # noqa: E402
 from perfkit.data.synthetic import CATEGORICAL, EXTRINSIC, NUMERIC, sample_table41, simulate, truth_from_table  # noqa: E402
 
 OUT = Path(__file__).resolve().parent / "results"

@@ -10,7 +10,7 @@ Data: Pollux's published traces (OSDI 2021, AWS, 16 nodes × 4 NVIDIA T4; Apache
 artifact's, not shipped: their provenance, ``DIR/provenance.json`` when present, is copied into the results).
 
 Protocol, the same code on every cluster, each job modelled on its own. The split is one rule by extrapolation
-factor (:func:`perfkit.model.extrapolation.factor_splits` on the traces' GPU counts): fit on every row with
+factor (:func:`perfkit.model.uncertainty.extrapolation.factor_splits` on the traces' GPU counts): fit on every row with
 ``n_gpus`` <= fit_max, the largest GPU count <= max / 4; test on the rows from 2·fit_max to max GPUs; the rows in
 between are in neither set. On Pollux's traces: fit <= 16, test 32-64. Metric: MAPE (%) of ``t_iter`` on the test
 rows, per job, per extrapolation factor (n_gpus / fit_max) and the median over the jobs. ``sync_time`` (a measured
@@ -44,7 +44,7 @@ it says whether the fit rows already favoured a baseline where the selected mode
 "inner" splits only (per job, split-conformal scores |log(y/ŷ)| / d on the inner splits, d = 1 + log2(n_gpus /
 fit_max), interval ŷ·exp(±q·d)), and "transfer" (the reported one): the job's inner q times κ, the conformal 90 %
 quantile of the other jobs' test-row scores divided by their own inner q
-(:func:`perfkit.model.extrapolation.calibrate_transfer`, leave-one-job-out).
+(:func:`perfkit.model.uncertainty.extrapolation.calibrate_transfer`, leave-one-job-out).
 """
 from __future__ import annotations
 
@@ -66,7 +66,7 @@ EXTRAP_PYTHON = ROOT / "build" / "extrap-venv" / "bin" / "python"  # bench_extra
 EXTRAP = "Extra-P (PMNF)"
 EXTRAP_OPTIONS = "default"  # bench_extrap.OPTIONS: Extra-P's default modeler settings
 CONFIG = ["n_gpus", "batch_per_gpu", "n_nodes"]
-#: Pollux's split, which the factor rule (perfkit.model.extrapolation.factor_splits) must reproduce on its traces
+#: Pollux's split, which the factor rule (perfkit.model.uncertainty.extrapolation.factor_splits) must reproduce on its traces
 POLLUX_SPLIT = (16, 32, 64, [(4, 8, 16), (6, 10, 16), (8, 12, 16)])
 ALPHA = 0.1
 SEED = 0
@@ -102,7 +102,7 @@ def traces(root=None, cluster=None):
 
 def protocol(frame) -> dict:
     """The outer and inner splits of the traces' GPU counts by the factor rule (the same on every cluster)."""
-    from perfkit.model.extrapolation import factor_splits
+    from perfkit.model.uncertainty.extrapolation import factor_splits
 
     split = factor_splits(frame["n_gpus"])
     return {"fit_max": split["fit_max"], "test_min": split["test_min"], "test_max": split["test_max"],
@@ -141,7 +141,7 @@ def run(frame, proto, extrap_python=EXTRAP_PYTHON, tag="scale"):
     from sklearn.base import clone
 
     from perfkit.chapters.ch7.compute import select_step_model
-    from perfkit.model.extrapolation import (calibrate_extrapolation, calibrate_transfer, extrapolation_errors,
+    from perfkit.model.uncertainty.extrapolation import (calibrate_extrapolation, calibrate_transfer, extrapolation_errors,
                                              extrapolation_interval, scale_split)
 
     fit_max, test_min, test_max, inner = proto["fit_max"], proto["test_min"], proto["test_max"], proto["inner_splits"]
@@ -188,12 +188,12 @@ def run(frame, proto, extrap_python=EXTRAP_PYTHON, tag="scale"):
 
 def inner_check(fit_rows, inner, k_scores) -> dict:
     """What the fit rows alone say of the baselines: every baseline of :func:`baselines` scored on the same inner
-    splits as the candidates (:func:`perfkit.model.extrapolation.select_by_extrapolation`: mean over the splits of
+    splits as the candidates (:func:`perfkit.model.uncertainty.extrapolation.select_by_extrapolation`: mean over the splits of
     the median MAPE over the jobs), beside the selected model's inner score (its best k's). The selection never
     reads these scores (the baselines are not candidates); they say whether the fit rows already favoured a
     baseline over the selected model. Extra-P is not scored here (it runs in its own environment on the outer
     split only)."""
-    from perfkit.model.extrapolation import select_by_extrapolation
+    from perfkit.model.uncertainty.extrapolation import select_by_extrapolation
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -216,7 +216,7 @@ def evidence(preds, selected, extrap_median=None) -> dict:
     ``beats_baselines`` (``perfkit.chapters.ch7.claims.grouped_mape``). Extra-P's rows are not resampled: when
     its median (``extrap_median``) is the best baseline's, it is taken as exact."""
     from perfkit.chapters.ch7.claims import grouped_mape
-    from perfkit.report.uncertainty import B as RESAMPLES, SEED as BOOT_SEED, Evidence
+    from perfkit.evidence import B as RESAMPLES, SEED as BOOT_SEED, Evidence
 
     names = list(preds)
     base = preds[names[0]]
@@ -248,7 +248,7 @@ def run_extrap(frame, proto, python, tag="scale"):
 
     Returns ``(error table rows as extrapolation_errors' table, the "extrap" record for the results)``; the table
     is None when Extra-P did not run (no virtualenv at ``python``)."""
-    from perfkit.model.extrapolation import error_table, scale_split
+    from perfkit.model.uncertainty.extrapolation import error_table, scale_split
 
     fit_max, test_min, test_max, jobs = proto["fit_max"], proto["test_min"], proto["test_max"], proto["jobs"]
     base = dict(model=EXTRAP, parameters_offered=CONFIG, options=EXTRAP_OPTIONS)
@@ -515,7 +515,7 @@ def main(argv=None):
     out = {"machine": machine, "source": source, "provenance": provenance, "protocol": {
         "fit_max": _num(proto["fit_max"]), "test_min": _num(proto["test_min"]), "test_max": _num(proto["test_max"]),
         "inner_splits": [[_num(v) for v in s] for s in proto["inner_splits"]], "jobs": proto["jobs"],
-        "rule": "perfkit.model.extrapolation.factor_splits on the traces' GPU counts",
+        "rule": "perfkit.model.uncertainty.extrapolation.factor_splits on the traces' GPU counts",
         "alpha": ALPHA, "gpu_counts": sorted(frame.n_gpus.unique().tolist()), "seed": SEED},
         "selected": res["best"], "ranking": rank, "ranking_vs_pollux": reference, "evidence": res["evidence"],
         "mape_by_job": allf.to_dict(orient="index"),
@@ -524,7 +524,7 @@ def main(argv=None):
         "inner_scores": res["scores"].to_dict(orient="records"),
         "inner_scores_by_k": res["k_scores"].to_dict(orient="records"), "inner_check": res["inner_check"],
         "coverage": res["coverage"],
-        "coverage_method": "transfer (perfkit.model.extrapolation.calibrate_transfer)",
+        "coverage_method": "transfer (perfkit.model.uncertainty.extrapolation.calibrate_transfer)",
         "coverage_inner_only": res["coverage_inner"],
         "formulas": res["formulas"], "seconds": res["seconds"], "extrap": res["extrap"]}
     write_results(out_path, out, md)

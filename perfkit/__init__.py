@@ -42,20 +42,20 @@ if TYPE_CHECKING:  # the real imports, for readers and linters; at run time each
     from .data.thesis import list_thesis_tables, load_thesis_table
     from .measure.provenance import machine_info
     from .measure.spaces import check_geometry, sample_configs
-    from .model.baselines import compare_models, make_baseline, train_test_split_frame
-    from .model.equations import (evaluate, iteration_time_multi, iteration_time_pipelined, iteration_time_sgd,
+    from .model.selection.baselines import compare_models, make_baseline, train_test_split_frame
+    from .model.analytic.equations import (evaluate, iteration_time_multi, iteration_time_pipelined, iteration_time_sgd,
                                   iteration_time_single, iteration_time_ssgd, load_imbalance_factor, speedup,
                                   speedup_pipelined)
-    from .model.fitting import choose_lambda_cv, fit_repeated, regularisation_sweep
-    from .model.forms import LogLinearModel
-    from .model.generic import GenericPerformanceModel
-    from .model.hybrid import HybridModel
-    from .model.intervals import ConformalRegressor, coverage_of
+    from .model.selection.fitting import choose_lambda_cv, fit_repeated, regularisation_sweep
+    from .model.forms.loglinear import LogLinearModel
+    from .model.forms.generic import GenericPerformanceModel
+    from .model.forms.hybrid import HybridModel
+    from .model.uncertainty.conformal import ConformalRegressor, coverage_of
     from .model.persist import load_model
-    from .model.search import make_form, search_forms
-    from .model.whatif import whatif
-    from .model.lif import fit_lif_regression, lif_from_worker_times
-    from .model.metrics import mae, mape, mse, r2, regression_report, rmse
+    from .model.selection.search import make_form, search_forms
+    from .model.uncertainty.whatif import whatif
+    from .model.analytic.lif import fit_lif_regression, lif_from_worker_times
+    from .model.selection.metrics import mae, mape, mse, r2, regression_report, rmse
     from .report.output import savefig, savetable, use_style
 
 #: public name → the module that defines it
@@ -63,24 +63,24 @@ _EXPORTS = {
     # Chapter 3 equations
     **dict.fromkeys(["iteration_time_sgd", "iteration_time_ssgd", "iteration_time_multi", "iteration_time_single",
                      "iteration_time_pipelined", "speedup", "speedup_pipelined", "load_imbalance_factor",
-                     "evaluate"], "model.equations"),
+                     "evaluate"], "model.analytic.equations"),
     # metrics
-    **dict.fromkeys(["mape", "mae", "mse", "rmse", "r2", "regression_report"], "model.metrics"),
+    **dict.fromkeys(["mape", "mae", "mse", "rmse", "r2", "regression_report"], "model.selection.metrics"),
     # the thesis's published tables
     **dict.fromkeys(["load_thesis_table", "list_thesis_tables"], "data.thesis"),
     # Chapter 4: generic model, fits, baselines
-    "GenericPerformanceModel": "model.generic",
-    **dict.fromkeys(["fit_repeated", "regularisation_sweep", "choose_lambda_cv"], "model.fitting"),
-    **dict.fromkeys(["make_baseline", "compare_models", "train_test_split_frame"], "model.baselines"),
+    "GenericPerformanceModel": "model.forms.generic",
+    **dict.fromkeys(["fit_repeated", "regularisation_sweep", "choose_lambda_cv"], "model.selection.fitting"),
+    **dict.fromkeys(["make_baseline", "compare_models", "train_test_split_frame"], "model.selection.baselines"),
     # beyond the thesis: a power law in log space, conformal intervals
-    "LogLinearModel": "model.forms",
-    "HybridModel": "model.hybrid",
-    **dict.fromkeys(["search_forms", "make_form"], "model.search"),
+    "LogLinearModel": "model.forms.loglinear",
+    "HybridModel": "model.forms.hybrid",
+    **dict.fromkeys(["search_forms", "make_form"], "model.selection.search"),
     "load_model": "model.persist",
-    "whatif": "model.whatif",
-    **dict.fromkeys(["ConformalRegressor", "coverage_of"], "model.intervals"),
+    "whatif": "model.uncertainty.whatif",
+    **dict.fromkeys(["ConformalRegressor", "coverage_of"], "model.uncertainty.conformal"),
     # Chapter 3: LIF regression (eq. 3.9)
-    **dict.fromkeys(["fit_lif_regression", "lif_from_worker_times"], "model.lif"),
+    **dict.fromkeys(["fit_lif_regression", "lif_from_worker_times"], "model.analytic.lif"),
     # output
     **dict.fromkeys(["savefig", "savetable", "use_style"], "report.output"),
     # measurement

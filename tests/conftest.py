@@ -26,7 +26,7 @@ def _no_display(monkeypatch):
 def _session_caches(tmp_path_factory):
     """Every test session starts with an empty results cache and an empty fit cache of its own, so no test
     depends on (or fills) the repository's ``build/cache``. The fit cache is shared by the session's tests: a
-    fit another test already made (same estimator, data, engine code and kernels: :mod:`perfkit.model.fitcache`)
+    fit another test already made (same estimator, data, engine code and kernels: :mod:`perfkit.model.engine.fitcache`)
     is read back, as ``perfkit reproduce`` reads it back across chapters; tests of the cache set their own."""
     import os
 

@@ -21,7 +21,7 @@ import pytest
 from perfkit.measure.adapters import FRAMEWORKS, framework_python
 from perfkit.measure.collect import collect
 from perfkit.measure.workers import WorkerGroup
-from perfkit.model.costs import network_costs
+from perfkit.model.forms.costs import network_costs
 
 pytestmark = pytest.mark.slow
 OTHERS = [name for name in FRAMEWORKS if name != "pytorch"]

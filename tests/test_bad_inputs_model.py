@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from perfkit.model.generic import ConstantColumnWarning, GenericPerformanceModel
+from perfkit.model.forms.generic import ConstantColumnWarning, GenericPerformanceModel
 from tests.cli import run_cli as _run
 
 N = 40
@@ -267,7 +267,7 @@ def test_json_round_trip_atomic_and_version_1_compatible(fitted, tmp_path):
 
 # --------------------------------------------------------------------------- fitting helpers and baselines
 def _fitting_cases():
-    from perfkit.model import fitting as f
+    from perfkit.model.selection import fitting as f
 
     X, y = _data()
     m = _model()
@@ -297,7 +297,7 @@ def test_fitting_helpers_refuse_bad_arguments(case):
 
 
 def test_rf_baseline_refuses_non_positive_times():
-    from perfkit.model.baselines import make_baseline
+    from perfkit.model.selection.baselines import make_baseline
 
     X, y = _data()
     with pytest.raises(ValueError, match=r"y: value -1 in row 4 must be > 0"):

@@ -158,7 +158,7 @@ def _ids():
 def no_analysis(monkeypatch):
     """Any step past the checks (reading the data for the analysis, fitting) fails the test."""
     import perfkit.data.measured as measured
-    import perfkit.model.fitting as fitting
+    import perfkit.model.selection.fitting as fitting
 
     def reached(*args, **kwargs):
         raise AssertionError("the analysis started before the parameters were checked")
@@ -203,8 +203,8 @@ def test_every_parameter_has_a_rule_and_the_defaults_pass_them(chapter):
 
 
 def test_rules_name_what_the_models_accept():
-    from perfkit.model.equations import VARIANTS
-    from perfkit.model.generic import METHODS
+    from perfkit.model.analytic.equations import VARIANTS
+    from perfkit.model.forms.generic import METHODS
 
     assert set(ch4.ENGINES) == set(METHODS)
     assert set(ch3.VARIANTS) == set(VARIANTS)

@@ -4,7 +4,7 @@ import pandas as pd
 import pytest
 from sklearn.dummy import DummyRegressor
 
-from perfkit.model import baselines as bl
+from perfkit.model.selection import baselines as bl
 
 ROLES = dict(numeric=["k", "b"], categorical="fw", extrinsic="g")
 FACTOR = {"A": 1.0, "B": 1.3, "C": 0.8}
@@ -186,7 +186,7 @@ def test_train_test_split_frame_validates_inputs():
 def test_compare_models_scores_prefitted_models_without_refitting():
     from sklearn.dummy import DummyRegressor
 
-    from perfkit.model.baselines import compare_models
+    from perfkit.model.selection.baselines import compare_models
 
     rng = np.random.default_rng(0)
     X = pd.DataFrame({"a": rng.uniform(1, 2, 40)})

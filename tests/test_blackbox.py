@@ -7,12 +7,12 @@ import pandas as pd
 import pytest
 from sklearn.model_selection import KFold
 
-from perfkit.model.blackbox import GRIDS, black_box_reference
-from perfkit.model.forms import LogLinearModel
-from perfkit.model.metrics import mape
+from perfkit.model.selection.blackbox import GRIDS, black_box_reference
+from perfkit.model.forms.loglinear import LogLinearModel
+from perfkit.model.selection.metrics import mape
 from perfkit.model.persist import load_model
-from perfkit.model.search import form_candidates, search_forms
-from perfkit.model.terms import Hinge, term_from_list
+from perfkit.model.selection.search import form_candidates, search_forms
+from perfkit.model.forms.terms import Hinge, term_from_list
 from tests.cli import one_error, run_cli
 from tests.test_search import LENET
 

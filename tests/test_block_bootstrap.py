@@ -4,8 +4,8 @@ import pandas as pd
 import pytest
 
 from perfkit.chapters.ch3.quantities import SOURCES, _run_blocks
-from perfkit.model.phases import bootstrap_cells
-from perfkit.report.uncertainty import (block_mean_bootstrap, group_mean_bootstrap, optimal_block_length,
+from perfkit.model.analytic.phases import bootstrap_cells
+from perfkit.evidence import (block_mean_bootstrap, group_mean_bootstrap, optimal_block_length,
                                         percentile_interval, stationary_bootstrap_indices)
 
 

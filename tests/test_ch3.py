@@ -5,7 +5,7 @@ import pytest
 
 import perfkit as pk
 from perfkit.chapters import ch3
-from perfkit.model import phases
+from perfkit.model.analytic import phases
 from perfkit.report import plots, tables
 
 

@@ -10,7 +10,7 @@ from perfkit.chapters.ch3.quantities import log_slope
 from perfkit.chapters.ch3.throughput import MIN_CONFIGS, throughput_quantities
 from perfkit.chapters.ch3.traces import reference_batch, replicate_deviations, trace_quantities
 from perfkit.chapters.result import ParameterError
-from perfkit.report.uncertainty import B
+from perfkit.evidence import B
 
 
 # ----------------------------------------------------------------------------------------------- parameters

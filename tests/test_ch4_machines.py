@@ -14,7 +14,7 @@ from perfkit.chapters.ch4.readings import _machines
 from perfkit.chapters.ch4.results import Ch4Results, MachineFit
 from perfkit.chapters.ch4.tables import q_workers_by_machine, q_workers_by_machine_view
 from perfkit.chapters.result import ParameterError
-from perfkit.report.uncertainty import Evidence
+from perfkit.evidence import Evidence
 
 CH4 = "data/measured/pytorch-cpu/ch4_lenet5.csv"
 CPU16 = "data/measured/pytorch-cpu16/ch4_lenet5.csv"

@@ -3,7 +3,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from perfkit.model.scaling import volume_exponents
+from perfkit.model.analytic.scaling import volume_exponents
 from perfkit.schema import voxels
 from perfkit.cli import main
 from perfkit.measure.plans import CH5VOL_BASE, make_plan

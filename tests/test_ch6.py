@@ -120,7 +120,7 @@ def test_compute_rate_is_one_worker_outside_the_regime():
 
 def test_compute_rate_of_a_fitted_hybrid_on_chapter_5():
     from perfkit.data.measured import load_steps
-    from perfkit.model.search import make_form
+    from perfkit.model.selection.search import make_form
     from perfkit.schema import ROLES, resolve
 
     X, y, _ = load_steps(resolve("data/measured/pytorch-cpu/ch5_resattnet3d.csv"), roles="ch5")
@@ -175,7 +175,7 @@ def test_extrap_rows_only_for_the_same_split(tmp_path):
 
 
 def test_thesis_formula_writes_out_eq_4_4():
-    from perfkit.model.generic import GenericPerformanceModel
+    from perfkit.model.forms.generic import GenericPerformanceModel
 
     class M(GenericPerformanceModel):  # a fitted parameter table without a fit
         params_ = pd.DataFrame([

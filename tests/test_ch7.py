@@ -9,7 +9,7 @@ from perfkit.chapters import ch7
 from perfkit.chapters.ch7.compute import CONFIG, candidates, select_step_model
 from perfkit.chapters.result import ParameterError
 from perfkit.data.external import load_external
-from perfkit.model.extrapolation import calibrate_transfer, scale_split
+from perfkit.model.uncertainty.extrapolation import calibrate_transfer, scale_split
 
 VERDICTS = {"holds", "does not hold", "inconclusive", "cannot be tested here"}
 

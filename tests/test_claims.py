@@ -6,7 +6,7 @@ import pytest
 from perfkit.chapters import ch3, ch4, ch5
 from perfkit.report.claims import COLUMNS, judge_all
 
-from perfkit.report.claims import Evidence
+from perfkit.evidence import Evidence
 
 # ---------------------------------------------------------------------------------------- builders
 def ev(est, lo, hi):
@@ -287,7 +287,7 @@ def test_verdicts_are_deterministic():
 
 
 def test_a_quantity_on_its_threshold_is_inconclusive_whatever_its_last_bits():
-    from perfkit.report.uncertainty import verdict
+    from perfkit.evidence import verdict
 
     assert verdict(0.1 + 0.2, 0.1 + 0.2, "<", 0.3) == "inconclusive"  # 0.30000000000000004
     assert verdict(0.74 - 0.73 - 0.01, 0.74 - 0.73 - 0.01, "<", 0.0) == "inconclusive"

@@ -1,6 +1,6 @@
 """Measure small, predict large: `perfkit fit --extrapolate COL[:MAX]`, `--phases`, the step forms (`--form
 pollux|phases` with `--gpus/--nodes/--batch`), selection by inner extrapolation splits, and intervals that widen
-with the distance beyond the fitted maximum (perfkit.model.scale_intervals)."""
+with the distance beyond the fitted maximum (perfkit.model.uncertainty.scale_intervals)."""
 import json
 import re
 from types import SimpleNamespace
@@ -10,11 +10,11 @@ import pandas as pd
 import pytest
 
 from perfkit.model import persist
-from perfkit.model.intervals import ExtrapolationWarning
+from perfkit.model.uncertainty.conformal import ExtrapolationWarning
 from perfkit.model.persist import load_model
-from perfkit.model.scale_intervals import ScaleIntervalModel, default_fit_max, inner_splits
-from perfkit.model.search import search_forms
-from perfkit.model.stepmodels import PhaseAwareStepModel, PolluxStepModel
+from perfkit.model.uncertainty.scale_intervals import ScaleIntervalModel, default_fit_max, inner_splits
+from perfkit.model.selection.search import search_forms
+from perfkit.model.forms.stepmodels import PhaseAwareStepModel, PolluxStepModel
 from tests.test_generic import _data
 from tests.cli import one_error as _one_error, run_cli as _run
 
@@ -23,7 +23,7 @@ SYN = ["--target", "time", "--numeric", "kernel", "--categorical", "act", "--ext
 
 
 def test_the_saved_extrapolation_model_is_a_registered_format():
-    assert persist.MODEL_FORMATS["perfkit.ScaleIntervalModel"] == ("scale_intervals", "ScaleIntervalModel")
+    assert persist.MODEL_FORMATS["perfkit.ScaleIntervalModel"] == ("uncertainty.scale_intervals", "ScaleIntervalModel")
 
 
 @pytest.fixture(scope="module")
@@ -75,8 +75,8 @@ def test_phases_form_extrapolates_and_its_intervals_widen(capsys, files):
     assert line, r.out
     frame = pd.read_csv(files.pollux)
     fit = frame[frame.n_gpus <= 16]
-    from perfkit.cli.extrapolate import inner_comparison
-    from perfkit.model.baselines import make_baseline
+    from perfkit.study.compare import inner_comparison
+    from perfkit.model.selection.baselines import make_baseline
 
     broles = dict(numeric=[], categorical=[], extrinsic=["n_gpus", "n_nodes", "batch_per_gpu"])
     want = inner_comparison({"phases model": PhaseAwareStepModel(), "random forest":

@@ -1,7 +1,7 @@
 """The varpro engine converges to the same fit from every seed and under every BLAS kernel set.
 
 OpenBLAS picks its kernels by CPU; ``OPENBLAS_CORETYPE`` forces another set, as another machine would. Without
-the joint refinement (``perfkit.model.engines.refine``) and the switched-on/off rounds, a fit can stop in a
+the joint refinement (``perfkit.model.engine.newton.refine``) and the switched-on/off rounds, a fit can stop in a
 different local optimum under each kernel set.
 """
 import json
@@ -12,8 +12,8 @@ import sys
 import numpy as np
 import pytest
 
-from perfkit.model.engines import Problem, design, objective, solve_linear
-from perfkit.model.fitting import RepeatedFit
+from perfkit.model.engine.problem import Problem, design, objective, solve_linear
+from perfkit.model.selection.fitting import RepeatedFit
 from perfkit.schema import repo_root
 
 #: quick-mode fits (60 DE generations, as the notebooks' quick mode) of Chapter 4 (no regularisation, L2 and L1)
@@ -22,8 +22,8 @@ SCRIPT = r"""
 import json, sys
 import numpy as np
 from perfkit.data.measured import load_steps, thesis_split
-from perfkit.model.generic import GenericPerformanceModel
-from perfkit.model.metrics import mape
+from perfkit.model.forms.generic import GenericPerformanceModel
+from perfkit.model.selection.metrics import mape
 from perfkit.schema import ROLES
 out = {}
 for key, path, n_fit, n_test in (("ch4", "data/measured/pytorch-cpu/ch4_lenet5.csv", 1000, 500),
@@ -151,7 +151,7 @@ def test_quick_ledgers_have_the_same_verdicts_under_two_blas_kernel_sets():
 
 
 def test_switched_off_terms_are_written_with_coefficient_and_power_zero():
-    from perfkit.model.engines import canonical
+    from perfkit.model.engine.canonical import canonical
 
     li, le, oh, y = _random_data(np.random.default_rng(1), 50, 2, 1, 2)
     pb = Problem(li, le, oh, y, (np.zeros(5), np.full(5, 10.0)), [(-5, 5)] * 3, None, 0.0)
@@ -167,7 +167,7 @@ def test_switched_off_terms_are_written_with_coefficient_and_power_zero():
 
 
 def test_refinement_starts_are_distinct_members_of_the_final_population():
-    from perfkit.model.engines import distinct_starts
+    from perfkit.model.engine.engines import distinct_starts
 
     pop = np.array([[0.0, 0.0], [0.05, 0.0], [1.0, 0.0], [1.02, 0.05], [0.0, 2.0], [3.0, 3.0]])
     starts = distinct_starts(pop, pop[0], 3)

@@ -1,4 +1,4 @@
-"""perfkit.model.costs: the analytic per-sample costs equal what counters on the real PyTorch models report.
+"""perfkit.model.forms.costs: the analytic per-sample costs equal what counters on the real PyTorch models report.
 
 Every count is taken on the real model at batch 1 in ``eval()`` mode under ``torch.no_grad()``:
 FLOPs from :class:`torch.utils.flop_counter.FlopCounterMode`, activations from forward hooks on
@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 
 from perfkit.measure.spaces import TABLE_4_1_SPACE, TABLE_5_1_SPACE, check_geometry, sample_configs
-from perfkit.model.costs import ACTIVATIONS, CONFIG_KEYS, COST_COLUMNS, NETWORKS, add_costs, network_costs
+from perfkit.model.forms.costs import ACTIVATIONS, CONFIG_KEYS, COST_COLUMNS, NETWORKS, add_costs, network_costs
 from perfkit.schema import data_dir, parse_volume
 
 
@@ -315,5 +315,5 @@ def test_add_costs_is_fast(ch4, ch5):
 
 
 def test_no_torch_import():
-    code = "import sys, perfkit.model.costs; assert 'torch' not in sys.modules"
+    code = "import sys, perfkit.model.forms.costs; assert 'torch' not in sys.modules"
     subprocess.run([sys.executable, "-c", code], check=True)

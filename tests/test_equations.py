@@ -4,7 +4,7 @@ import pandas as pd
 import pytest
 
 import perfkit as pk
-from perfkit.model import equations as eq
+from perfkit.model.analytic import equations as eq
 
 
 def test_eq3_1_sgd_hand_value():

@@ -1,4 +1,4 @@
-"""The disk cache of generic-model fits (perfkit.model.fitcache): off by default, a repeated fit is read back
+"""The disk cache of generic-model fits (perfkit.model.engine.fitcache): off by default, a repeated fit is read back
 identical, the key separates everything a fit depends on, bad files are ignored, uncacheable fits pass through."""
 import json
 import os
@@ -9,9 +9,10 @@ import pandas as pd
 import pytest
 
 from perfkit.chapters import notebooks
-from perfkit.model import fitcache, generic
-from perfkit.model.fitting import _fit_one, fit_repeated
-from perfkit.model.generic import ConstantColumnWarning, GenericPerformanceModel
+from perfkit.model.engine import fitcache
+from perfkit.model.forms import generic
+from perfkit.model.selection.fitting import _fit_one, fit_repeated
+from perfkit.model.forms.generic import ConstantColumnWarning, GenericPerformanceModel
 
 COLS = dict(numeric=["kernel", "filters"], categorical=["act"], extrinsic=["gpus"])
 

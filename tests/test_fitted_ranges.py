@@ -8,7 +8,7 @@ import pytest
 
 from perfkit.cli import main
 from perfkit.model import GenericPerformanceModel
-from perfkit.model.intervals import extrapolation
+from perfkit.model.uncertainty.conformal import extrapolation
 from perfkit.model.persist import load_model
 
 

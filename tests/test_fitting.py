@@ -2,7 +2,7 @@
 import numpy as np
 import pytest
 
-from perfkit.model.fitting import choose_lambda_cv, fit_repeated, regularisation_sweep
+from perfkit.model.selection.fitting import choose_lambda_cv, fit_repeated, regularisation_sweep
 from tests.test_generic import _data, _model
 
 
@@ -50,7 +50,7 @@ def test_choose_lambda_cv_prefers_small_lambda():
 def test_summary_writes_spreads_below_the_refinements_resolution_as_zero():
     import pandas as pd
 
-    from perfkit.model.fitting import RepeatedFit
+    from perfkit.model.selection.fitting import RepeatedFit
 
     class Fit:
         def __init__(self, a, p):
@@ -68,7 +68,7 @@ def test_summary_writes_spreads_below_the_refinements_resolution_as_zero():
 
 def test_ledger_and_summary_share_one_resolution_rule():
     from perfkit.chapters.ch4 import seed_std as _seed_std
-    from perfkit.model.fitting import resolved_std, spread_resolution
+    from perfkit.model.selection.fitting import resolved_std, spread_resolution
 
     assert spread_resolution(0.2) == spread_resolution(-1.0) == pytest.approx(1e-4)
     assert spread_resolution(-300.0) == pytest.approx(3e-2)

@@ -1,5 +1,5 @@
 """The contract every model form keeps (perfkit.model.base.PerformanceForm), checked for each form the search's
-registry (perfkit.model.search.FORMS) builds: formula, summary, parameter count, JSON round trip, clone,
+registry (perfkit.model.selection.search.FORMS) builds: formula, summary, parameter count, JSON round trip, clone,
 cross-validation, NotFittedError before fit, the scikit-learn fitted attributes and the optional capabilities."""
 import json
 from pathlib import Path
@@ -14,8 +14,8 @@ from sklearn.utils.validation import check_is_fitted
 
 from perfkit.model.base import PerformanceForm
 from perfkit.model.persist import MODEL_FORMATS, load_model
-from perfkit.model.search import FORMS, form_candidates, make_form, n_parameters
-from perfkit.model.stepmodels import STEP_FORMS
+from perfkit.model.selection.search import FORMS, form_candidates, make_form, n_parameters
+from perfkit.model.forms.stepmodels import STEP_FORMS
 
 ROLES = dict(numeric=["num_filters", "kernel_size", "pool_size", "stride"],
              categorical=["padding", "activation", "dataset", "optimizer"], extrinsic=["batch_size", "workers"])

@@ -1,4 +1,4 @@
-"""LogLinearModel (perfkit.model.forms) and conformal intervals (perfkit.model.intervals)."""
+"""LogLinearModel (perfkit.model.forms.loglinear) and conformal intervals (perfkit.model.uncertainty.conformal)."""
 import json
 import re
 import warnings
@@ -7,9 +7,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from perfkit.model.forms import LogLinearModel
-from perfkit.model.logfit import lasso_mask
-from perfkit.model.intervals import ConformalRegressor, ExtrapolationWarning, coverage_of
+from perfkit.model.forms.loglinear import LogLinearModel
+from perfkit.model.forms.logfit import lasso_mask
+from perfkit.model.uncertainty.conformal import ConformalRegressor, ExtrapolationWarning, coverage_of
 
 CH4 = "data/measured/pytorch-cpu/ch4_lenet5.csv"
 
@@ -107,8 +107,8 @@ def test_deterministic(synthetic):
 
 # -------------------------------------------------------------------------------- (b) measured ch4
 def test_ch4_beats_random_forest(ch4):
-    from perfkit.model.baselines import make_baseline
-    from perfkit.model.metrics import mape
+    from perfkit.model.selection.baselines import make_baseline
+    from perfkit.model.selection.metrics import mape
     from perfkit.schema import ROLES as SCHEMA_ROLES
 
     model, X_fit, X_test, y_fit, y_test = ch4

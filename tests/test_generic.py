@@ -5,7 +5,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from perfkit.model.generic import GenericPerformanceModel
+from perfkit.model.forms.generic import GenericPerformanceModel
 
 
 def _data(n=240, seed=0, noise=0.02):
@@ -166,11 +166,12 @@ def test_target_validation():
 
 
 def _ch4_problem(monkeypatch, framework, lam, random_state):
-    """The engine's :class:`~perfkit.model.engines.Problem` of an L1 fit of ``framework``'s Chapter 4 file (the
+    """The engine's :class:`~perfkit.model.engine.problem.Problem` of an L1 fit of ``framework``'s Chapter 4 file (the
     thesis split), caught on its way into the engine (which then runs one generation only)."""
     from perfkit.chapters.ch4 import make_model
     from perfkit.data.measured import load_steps, thesis_split
-    from perfkit.model import engines as E
+    from perfkit.model.engine import engines as E
+    from perfkit.model.engine import hops, newton, screening, search_cost
 
     X, y, _ = load_steps(f"data/measured/{framework}-cpu/ch4_lenet5.csv", target="epoch_time")
     X_fit, _, y_fit, _ = thesis_split(X, y, n_fit=1000, n_test=500, seed=0)
@@ -192,17 +193,18 @@ def test_switched_off_term_is_tried_on(monkeypatch):
     minimum of the refinement, 0.12 % above the basin with the learning-rate term on; which of the two the
     search's starts fell into used to depend on the BLAS kernels.
     """
-    from perfkit.model import engines as E
+    from perfkit.model.engine import engines as E
+    from perfkit.model.engine import hops, newton, screening, search_cost
 
     problem = _ch4_problem(monkeypatch, "chainer", lam=3e-4, random_state=1)
     names = [f"p[{c}]" for c in ("num_filters", "kernel_size", "pool_size", "learning_rate", "stride", "dropout")]
     assert problem.n_p == len(names)
     off = np.array([1.606, 4.526, 0.0, 0.0, -5.0, 0.0, -0.139, -0.375])  # the all-off basin's powers
-    lin = E._linear_for(problem, off, 3)
+    lin = search_cost.linear_for(problem, off, 3)
     lin[[2, 3, 5]] = 0.0  # pool size, learning rate and dropout off
-    stays = min(f[0] for f in E._screen(problem, [(lin, off)], E.REFINE_STAGES))
+    stays = min(f[0] for f in screening.screen(problem, [(lin, off)], newton.REFINE_STAGES))
     assert stays == pytest.approx(17.2637, rel=1e-4)  # refining alone stays in the all-off basin
-    hops = E._switched_on(problem, lin, off)
+    hops = hops.switched_on(problem, lin, off)
     at_bounds = [(ln, pw) for ln, pw in hops if np.array_equal(ln[problem.n_p:], lin[problem.n_p:])]
     assert len(at_bounds) == 6  # three terms off, each tried at both power bounds (the linear part kept) ...
     for ln, pw in at_bounds:
@@ -213,8 +215,8 @@ def test_switched_off_term_is_tried_on(monkeypatch):
     for ln, pw in scanned:
         changed = np.flatnonzero(pw != off)
         assert len(changed) == 1 and ln[changed[0]] > 0 and lin[changed[0]] == 0.0
-    found = E._refine_best(problem, [off], 3, E.REFINE_STAGES, 0, [])
-    assert E._exact(problem, found.lin, found.powers) < 17.2425  # the learning-rate term's basin
+    found = E.refine_best(problem, [off], 3, newton.REFINE_STAGES, 0, [])
+    assert problem.exact(found.lin, found.powers) < 17.2425  # the learning-rate term's basin
     assert found.lin[3] > 0 and "one term switched on or off" in found.message
 
 
@@ -225,20 +227,21 @@ def test_small_live_term_is_tried_off(monkeypatch):
     learning-rate term on (p ≈ 0.16, 0.1 % of the mean time), 1.9e-5 above the basin with it off that the default
     and Prescott kernels reached. Refining alone stays on; the switched-off start reaches the lower basin.
     """
-    from perfkit.model import engines as E
+    from perfkit.model.engine import engines as E
+    from perfkit.model.engine import hops, newton, screening, search_cost
 
     problem = _ch4_problem(monkeypatch, "mxnet", lam=1e-3, random_state=0)
     on = np.array([1.2845, 5.0, -1.1658, 0.1632, -3.0105, -1.4280, -0.571, 0.063])  # learning rate (index 3) on
-    stays = E._screen(problem, [(E._linear_for(problem, on, 3), on)], E.REFINE_STAGES)
+    stays = screening.screen(problem, [(search_cost.linear_for(problem, on, 3), on)], newton.REFINE_STAGES)
     obj_on, lin_on, pw_on = min(stays, key=lambda f: f[0])[:3]
     assert lin_on[3] > 0 and obj_on > 6.99160  # refining alone keeps the term on, above the other basin
-    offs = E._switched_off(problem, lin_on, pw_on, E.REFINE_STAGES)
+    offs = hops.switched_off(problem, lin_on, pw_on, newton.REFINE_STAGES)
     assert len(offs) == 1  # only the learning-rate term is below 1 % of the mean time
     assert offs[0][1][3] == 0.0 and offs[0][2][3] == 0.0 and offs[0][0] < obj_on
-    found = E._refine_best(problem, [on], 3, E.REFINE_STAGES, 0, [])
+    found = E.refine_best(problem, [on], 3, newton.REFINE_STAGES, 0, [])
     assert found.lin[3] == 0.0 and "one term switched on or off" in found.message
-    assert E._exact(problem, found.lin, found.powers) == pytest.approx(6.991537, rel=2e-6)
-    assert E._exact(problem, found.lin, found.powers) < obj_on
+    assert problem.exact(found.lin, found.powers) == pytest.approx(6.991537, rel=2e-6)
+    assert problem.exact(found.lin, found.powers) < obj_on
 
 
 def test_stuck_l1_term_is_tried_on(monkeypatch):
@@ -250,29 +253,30 @@ def test_stuck_l1_term_is_tried_on(monkeypatch):
     """
     from dataclasses import replace
 
-    from perfkit.model import engines as E
+    from perfkit.model.engine import engines as E
+    from perfkit.model.engine import hops, newton, screening, search_cost
 
     problem = _ch4_problem(monkeypatch, "tensorflow", lam=0.03, random_state=1)
     stuck = np.array([0.90565, 1.19222, 0.0, -0.17501, 0.0, 0.0, -0.52372, 0.17326])  # the Haswell basin's powers
-    stays = E._screen(problem, [(E._linear_for(problem, stuck, 3), stuck)], E.REFINE_STAGES)
+    stays = screening.screen(problem, [(search_cost.linear_for(problem, stuck, 3), stuck)], newton.REFINE_STAGES)
     obj, lin, pw = min(stays, key=lambda f: f[0])[:3]
     assert obj == pytest.approx(7.03963, rel=1e-5)  # refining alone stays in the basin with stride off
     assert 0.0 < lin[4] < 1e-4  # ... where the stride term is stuck near 0, not at 0
-    F, T = E._weighted_terms(problem, lin, pw)
-    terms = E._stuck_terms(problem, lin, pw, F, T)
+    F, T = problem.weighted_terms(lin, pw)
+    terms = hops.stuck_terms(problem, lin, pw, F, T)
     assert 4 in terms and 0 not in terms  # stride is stuck; the filters term carries much of the time
-    assert not E._stuck_terms(replace(problem, penalty="l2"), lin, pw, F, T)  # only the L1 smoothing leaves stuck terms
-    hops = E._switched_on(problem, lin, pw)
+    assert not hops.stuck_terms(replace(problem, penalty="l2"), lin, pw, F, T)  # only the L1 smoothing leaves stuck terms
+    hops = hops.switched_on(problem, lin, pw)
     assert {int(np.flatnonzero(p_ != pw)[0]) for _, p_ in hops if (p_ != pw).any()} >= {4}  # stride is tried on
-    found = E._refine_best(problem, [stuck], 3, E.REFINE_STAGES, 0, [])
-    assert E._exact(problem, found.lin, found.powers) == pytest.approx(6.956026, rel=1e-6)
+    found = E.refine_best(problem, [stuck], 3, newton.REFINE_STAGES, 0, [])
+    assert problem.exact(found.lin, found.powers) == pytest.approx(6.956026, rel=1e-6)
     assert found.lin[4] > 1.0 and found.powers[4] == pytest.approx(-1.9697, abs=1e-3)
 
 
 def _nested_problem(penalty=None, lam=0.0):
     """Two categorical columns, the second nested in the first (variant v0/v1 only with model m0, v2 only with m1),
     no numeric or extrinsic column: only m0 + v0, m0 + v1 and m1 + v2 are determined."""
-    from perfkit.model.engines import Problem
+    from perfkit.model.engine.problem import Problem
 
     combos = np.array([[1, 0, 1, 0, 0], [1, 0, 0, 1, 0], [0, 1, 0, 0, 1]], dtype=float)  # m0 m1 | v0 v1 v2
     onehot = np.repeat(combos, 4, axis=0)
@@ -282,7 +286,7 @@ def _nested_problem(penalty=None, lam=0.0):
 
 
 def test_undetermined_constants_are_written_one_way():
-    from perfkit.model.engines import canonical_levels
+    from perfkit.model.engine.canonical import canonical_levels
 
     pb = _nested_problem()
     one = canonical_levels(pb, [1.0, 2.0, 0.5, 0.25, 1.0, 0.0])
@@ -294,7 +298,8 @@ def test_undetermined_constants_are_written_one_way():
 
 
 def test_determined_or_l2_constants_are_left_alone():
-    from perfkit.model.engines import Problem, canonical_levels
+    from perfkit.model.engine.canonical import canonical_levels
+    from perfkit.model.engine.problem import Problem
 
     lin = np.array([0.2, 0.5, 1.3, 1.05, 2.5, 0.0])
     np.testing.assert_array_equal(canonical_levels(_nested_problem("l2", 0.1), lin), lin)

@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from perfkit.model.generic import GenericPerformanceModel
+from perfkit.model.forms.generic import GenericPerformanceModel
 
 COLS = dict(numeric=["kernel", "filters"], categorical=["act"], extrinsic=["gpus", "batch"])
 

@@ -10,11 +10,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from perfkit.model.hybrid import HybridModel
-from perfkit.model.intervals import ConformalRegressor
+from perfkit.model.forms.hybrid import HybridModel
+from perfkit.model.uncertainty.conformal import ConformalRegressor
 from perfkit.model.persist import load_model
 from perfkit.model.roles import IgnoredColumnWarning
-from perfkit.model.search import make_form
+from perfkit.model.selection.search import make_form
 from perfkit.schema import ROLES
 
 DATA = Path(__file__).resolve().parents[1] / "data/measured/pytorch-cpu"
@@ -243,8 +243,8 @@ def test_parameters_on_their_bounds_are_named(tmp_path, capsys):
     the default bounds [0, 1000] hold a and C down, and ``perfkit fit --scale none`` says which parameters sit on
     a bound; in seconds it says nothing. A unit-free fit (the default) is held by nothing in either unit."""
     from perfkit.cli import main
-    from perfkit.model.fitting import parameters_on_bounds
-    from perfkit.model.generic import GenericPerformanceModel
+    from perfkit.model.selection.fitting import parameters_on_bounds
+    from perfkit.model.forms.generic import GenericPerformanceModel
 
     rng = np.random.default_rng(0)
     n = 60

@@ -13,7 +13,7 @@ import pytest
 
 from perfkit.data.external import load_lambda, load_nvidia_dle
 from perfkit.data.measured import load_phases, load_steps
-from perfkit.model.forms import LogLinearModel
+from perfkit.model.forms.loglinear import LogLinearModel
 from perfkit.model.persist import load_model
 from perfkit.model.validation import column_list, numeric_column, validate_frame, validate_target
 from perfkit.schema import CH3_COLUMNS

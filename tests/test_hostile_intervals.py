@@ -8,11 +8,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from perfkit.model.generic import GenericPerformanceModel
-from perfkit.model.intervals import METHODS, ConformalRegressor, ExtrapolationWarning, extrapolation
+from perfkit.model.forms.generic import GenericPerformanceModel
+from perfkit.model.uncertainty.conformal import METHODS, ConformalRegressor, ExtrapolationWarning, extrapolation
 from perfkit.model.persist import load_model
-from perfkit.model.search import make_form
-from perfkit.model.whatif import model_columns, whatif
+from perfkit.model.selection.search import make_form
+from perfkit.model.uncertainty.whatif import model_columns, whatif
 from tests.test_generic import _data
 from tests.cli import one_error as _one_error, run_cli as _run
 

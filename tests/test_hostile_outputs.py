@@ -201,7 +201,7 @@ def test_fit_checks_the_inputs_before_the_first_fit(capsys, files, name, args, t
 
 
 def test_constant_held_out_target_is_refused_before_fitting():
-    from perfkit.cli.fit_checks import check_target_spread
+    from perfkit.study.data import check_target_spread
 
     with pytest.raises(ValueError, match=r"on the 2 held-out rows is constant \(every row is 3\).*another --test-size"):
         check_target_spread(pd.Series([3.0, 3.0]), "target column 't' on the 2 held-out rows",
@@ -226,13 +226,13 @@ def test_levels_that_do_not_read_back_are_refused(levels):
 
 
 def test_a_fit_whose_report_fails_still_saves_the_model(capsys, files, monkeypatch):
-    from perfkit.cli import fitting
-    from perfkit.model.generic import GenericPerformanceModel
+    from perfkit.model.forms.generic import GenericPerformanceModel
+    from perfkit.study import compare
 
     def broken(*a, **k):
         raise ValueError("R2: undefined on these rows")
 
-    monkeypatch.setattr(fitting, "compare_models", broken)
+    monkeypatch.setattr(compare, "compare_models", broken)
     r = _run(capsys, "fit", files / "data.csv", *FIT, "--out", files / "m.json")
     _one_error(r, "R2: undefined on these rows", f"the fitted model is saved in {files / 'm.json'}")
     model = GenericPerformanceModel.from_json(files / "m.json")

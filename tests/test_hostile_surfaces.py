@@ -10,12 +10,12 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from perfkit.model.forms import LogLinearModel
+from perfkit.model.forms.loglinear import LogLinearModel
 from perfkit.model.persist import load_model
-from perfkit.model.search import search_forms
-from perfkit.model.stepmodels import PhaseAwareStepModel, PolluxStepModel
+from perfkit.model.selection.search import search_forms
+from perfkit.model.forms.stepmodels import PhaseAwareStepModel, PolluxStepModel
 
-ex = importlib.import_module("perfkit.model.extrapolation")  # perfkit.model.extrapolation is also a function
+ex = importlib.import_module("perfkit.model.uncertainty.extrapolation")  # perfkit.model.uncertainty.extrapolation is also a function
 
 RIDGE = dict(numeric=["b"], categorical=["c0", "c1", "c2"], extrinsic=["w"], select="ridge", cells=True)
 
@@ -271,7 +271,7 @@ def test_folds_too_small_for_a_candidate_name_the_folds():
     (dict(extrapolate=("w", 8), predict_drop=["zz"]), "predict_drop column 'zz' not found"),
 ])
 def test_extrapolation_arguments_are_refused_before_the_search_runs(kw, words, monkeypatch):
-    import perfkit.model.search as search
+    import perfkit.model.selection.search as search
 
     def never(*a, **k):
         raise AssertionError("the CV ran before the arguments were checked")

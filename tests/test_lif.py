@@ -3,7 +3,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from perfkit.model import lif as lf
+from perfkit.model.analytic import lif as lf
 
 TRUE = {"beta0": 2.0, "beta1": -3.0, "beta2": 10.0}
 SIGMA = 0.01

@@ -1,4 +1,4 @@
-"""The refinement (perfkit.model.newton) and the compiled kernels (perfkit.model._kernels).
+"""The refinement (perfkit.model.engine.newton) and the compiled kernels (perfkit.model.engine._kernels).
 
 The smoothed objective tends to the exact one, its gradient and Hessian are its derivatives, the compiled
 kernels compute the numpy code's numbers, and a fit reaches the same optimum with and without them.
@@ -7,9 +7,10 @@ import numpy as np
 import pytest
 from scipy.optimize import approx_fprime, check_grad
 
-from perfkit.model import _kernels, engines
-from perfkit.model.engines import Problem, SearchCost, design, objective
-from perfkit.model.newton import Smoothed, _damped_step, refine
+from perfkit.model.engine import _kernels, engines
+from perfkit.model.engine.problem import Problem, design, objective
+from perfkit.model.engine.search_cost import SearchCost
+from perfkit.model.engine.newton import REFINE_STAGES, Smoothed, _damped_step, refine
 
 needs_numba = pytest.mark.skipif(not _kernels.AVAILABLE, reason="numba is not installed")
 
@@ -104,7 +105,7 @@ def test_a_damped_step_stays_inside_the_bounds_and_puts_crossers_on_them():
 
 @needs_numba
 def test_the_compiled_damped_step_is_the_numpy_one():
-    from perfkit.model.newton import STEP_PASSES
+    from perfkit.model.engine.newton import STEP_PASSES
 
     rng = np.random.default_rng(4)
     for _ in range(20):
@@ -133,9 +134,9 @@ def _fit_problem(seed=0, n=300):
 def test_refinement_reaches_the_same_point_with_and_without_the_compiled_kernels(monkeypatch):
     pb = _fit_problem()
     lin0, pw0 = np.array([1.0, 1.0, 0.5, 0.5, 0.5, 0.5]), np.array([0.5, 0.0, 0.3])
-    got = refine(pb, lin0, pw0, engines.REFINE_STAGES)
+    got = refine(pb, lin0, pw0, REFINE_STAGES)
     monkeypatch.setenv("PERFKIT_NUMBA", "0")
-    plain = refine(pb, lin0, pw0, engines.REFINE_STAGES)
+    plain = refine(pb, lin0, pw0, REFINE_STAGES)
     assert got[2] and plain[2]  # both converged
     np.testing.assert_allclose(got[1], plain[1], atol=1e-6)
     np.testing.assert_allclose(got[0], plain[0], rtol=1e-6, atol=1e-6)

@@ -3,7 +3,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from perfkit.model.paired import COLUMNS, paired_frame, paired_ratios
+from perfkit.model.selection.paired import COLUMNS, paired_frame, paired_ratios
 
 
 def _frame(times, workers=(1, 2, 3, 1, 2, 3), status="ok"):

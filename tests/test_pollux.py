@@ -9,7 +9,7 @@ import pytest
 
 from perfkit.data.external import EXTERNAL_DATASETS, external_dir, load_pollux
 from perfkit.data.pollux import POLLUX_COLUMNS, POLLUX_JOBS, load_traces, placement_layout
-from perfkit.model.equations import load_imbalance_factor
+from perfkit.model.analytic.equations import load_imbalance_factor
 
 PROVENANCE = external_dir() / "pollux.provenance.json"
 SOURCE = external_dir() / "pollux"

@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from perfkit.report import progress as pg
+from perfkit import progress as pg
 
 
 @pytest.fixture
@@ -105,7 +105,7 @@ def test_status_line_without_progress_and_past_the_expected_time():
 def test_parallel_reports_done_counts(pfile, monkeypatch):
     from joblib import delayed
 
-    from perfkit.model.fitting import run_parallel
+    from perfkit.model.selection.fitting import run_parallel
 
     seen = []
     real = pg.report
@@ -125,7 +125,7 @@ def test_parallel_reports_done_counts(pfile, monkeypatch):
 def _inner(k):
     from joblib import delayed
 
-    from perfkit.model.fitting import run_parallel
+    from perfkit.model.selection.fitting import run_parallel
 
     return sum(run_parallel(1, None, [delayed(abs)(-k)], 1, "inner", False))
 
@@ -133,7 +133,7 @@ def _inner(k):
 def test_a_batch_inside_a_batch_does_not_report(pfile, monkeypatch):
     from joblib import delayed
 
-    from perfkit.model.fitting import run_parallel
+    from perfkit.model.selection.fitting import run_parallel
 
     seen = []
     monkeypatch.setattr(pg, "report", lambda section, done, total: seen.append(section))

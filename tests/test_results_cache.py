@@ -9,7 +9,7 @@ import pytest
 
 from perfkit.chapters import cache, store
 from perfkit.chapters.store import Results, decode, encode
-from perfkit.report.uncertainty import Evidence
+from perfkit.evidence import Evidence
 
 
 @dataclass

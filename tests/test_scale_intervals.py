@@ -8,12 +8,12 @@ import pandas as pd
 import pytest
 from sklearn.base import BaseEstimator, RegressorMixin
 
-from perfkit.model.extrapolation import (calibrate_extrapolation, calibrate_transfer, conformal_quantile,
+from perfkit.model.uncertainty.extrapolation import (calibrate_extrapolation, calibrate_transfer, conformal_quantile,
                                          extrapolation_interval, factor_splits, inflation_ratios, transfer_inflation)
-from perfkit.model.intervals import ExtrapolationWarning
+from perfkit.model.uncertainty.conformal import ExtrapolationWarning
 from perfkit.model.persist import load_model
-from perfkit.model.scale_intervals import ScaleIntervalModel
-from perfkit.model.stepmodels import PhaseAwareStepModel
+from perfkit.model.uncertainty.scale_intervals import ScaleIntervalModel
+from perfkit.model.forms.stepmodels import PhaseAwareStepModel
 
 E = math.e
 

@@ -19,7 +19,7 @@ import pytest
 from perfkit.chapters.ch4 import make_model
 from perfkit.data.measured import load_steps, thesis_split
 from perfkit.measure.workers import _free_ports
-from perfkit.model.fitting import fit_repeated, regularisation_sweep
+from perfkit.model.selection.fitting import fit_repeated, regularisation_sweep
 from perfkit.schema import resolve
 
 pytestmark = pytest.mark.slow

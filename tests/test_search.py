@@ -7,11 +7,11 @@ import pandas as pd
 import pytest
 
 from perfkit.cli import main
-from perfkit.model.costs import add_costs
-from perfkit.model.hybrid import HybridModel
-from perfkit.model.intervals import ConformalRegressor, coverage_of
+from perfkit.model.forms.costs import add_costs
+from perfkit.model.forms.hybrid import HybridModel
+from perfkit.model.uncertainty.conformal import ConformalRegressor, coverage_of
 from perfkit.model.persist import load_model
-from perfkit.model.search import form_candidates, one_standard_error_choice, search_forms, seen_rows
+from perfkit.model.selection.search import form_candidates, one_standard_error_choice, search_forms, seen_rows
 from tests.test_generic import _data
 
 ROLES = dict(numeric=["kernel", "filters"], categorical=["act"], extrinsic=["gpus", "batch"])
@@ -171,8 +171,8 @@ def test_rows_with_unseen_levels_are_not_scored_and_intervals_still_fit():
 
 
 def test_conformal_json_round_trip_for_every_form(lenet, tmp_path):
-    from perfkit.model.generic import GenericPerformanceModel
-    from perfkit.model.forms import LogLinearModel
+    from perfkit.model.forms.generic import GenericPerformanceModel
+    from perfkit.model.forms.loglinear import LogLinearModel
 
     X, y = _data(n=90)
     for est in (LogLinearModel(**ROLES), GenericPerformanceModel(**ROLES, maxiter=20, random_state=0)):
@@ -225,8 +225,8 @@ def test_cli_fit_loglinear_predict_with_intervals_and_whatif(capsys, csvs):
 def test_whatif_in_python_speedup_efficiency_and_extrapolation():
     import warnings
 
-    from perfkit.model.intervals import ExtrapolationWarning
-    from perfkit.model.whatif import whatif
+    from perfkit.model.uncertainty.conformal import ExtrapolationWarning
+    from perfkit.model.uncertainty.whatif import whatif
 
     X, y = _data(n=120, noise=0.05)
     m = ConformalRegressor(search_forms.__globals__["make_form"]("loglinear", **ROLES), n_splits=3).fit(X, y)
@@ -297,8 +297,8 @@ def test_cli_fit_hybrid_on_measured_lenet_rows(capsys, lenet, tmp_path):
 
 # ------------------------------------------------------------------------------ rates by the layer shape
 def test_shape_variants_are_searched_but_not_the_form_asked_for_by_name(lenet):
-    from perfkit.model.hybrid import hybrid_variants
-    from perfkit.model.search import make_form
+    from perfkit.model.forms.hybrid import hybrid_variants
+    from perfkit.model.selection.search import make_form
 
     words = [w for _, w in hybrid_variants("lenet5", LENET)]
     assert words[-2:] == ["+ compute and step rates by width", "+ compute and step rates by width and padding"]

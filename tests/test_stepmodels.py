@@ -1,4 +1,4 @@
-"""Step-time models (perfkit.model.stepmodels) and extrapolation splits (perfkit.model.extrapolation)."""
+"""Step-time models (perfkit.model.forms.stepmodels) and extrapolation splits (perfkit.model.uncertainty.extrapolation)."""
 import numpy as np
 import pandas as pd
 import pytest
@@ -6,10 +6,10 @@ from sklearn.base import clone
 from sklearn.exceptions import NotFittedError
 from sklearn.linear_model import LinearRegression
 
-from perfkit.model.extrapolation import (calibrate_extrapolation, distance, extrapolation_errors,
+from perfkit.model.uncertainty.extrapolation import (calibrate_extrapolation, distance, extrapolation_errors,
                                          extrapolation_interval, interval_coverage, scale_split,
                                          select_by_extrapolation, select_median_of_top)
-from perfkit.model.stepmodels import MedianOfModels, PhaseAwareStepModel, PolluxStepModel, SYNC_FORMS
+from perfkit.model.forms.stepmodels import MedianOfModels, PhaseAwareStepModel, PolluxStepModel, SYNC_FORMS
 
 PLACEMENTS = [(k, n) for k in (1, 2, 3, 4, 6, 8, 12, 16, 24, 32) for n in (1, 2, 4, 8) if n <= k and k <= 4 * n]
 
@@ -269,7 +269,7 @@ def test_a_free_direction_gets_one_answer_on_every_blas(tmp_path):
 
     code = ("import json, numpy as np\n"
             "from perfkit.data.pollux import load_pollux\n"
-            "from perfkit.model.stepmodels import PhaseAwareStepModel\n"
+            "from perfkit.model.forms.stepmodels import PhaseAwareStepModel\n"
             "d = load_pollux(); d = d[(d.job == 'bert') & (d.n_gpus <= 4)]\n"
             "X = d[['n_gpus', 'n_nodes', 'batch_per_gpu', 'sync_time']]\n"
             "m = PhaseAwareStepModel(sync_form='sqrt', loss='huber', sync_weight=1.0).fit(X, d.t_iter.to_numpy())\n"

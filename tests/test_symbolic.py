@@ -1,4 +1,4 @@
-"""SymbolicModel (perfkit.model.symbolic): a known law recovered, the node budget, determinism, the JSON round trip
+"""SymbolicModel (perfkit.model.forms.symbolic): a known law recovered, the node budget, determinism, the JSON round trip
 with no eval (and tampered documents refused by key), bad inputs named, clone, and the form contract of
 tests/test_form_contract.py written out for this form (it is not in the search's registry)."""
 import copy
@@ -15,8 +15,8 @@ from sklearn.model_selection import KFold, cross_validate
 from sklearn.utils.validation import check_is_fitted
 
 from perfkit.model.base import PerformanceForm
-from perfkit.model.search import n_parameters
-from perfkit.model.symbolic import MAX_DEPTH, SymbolicModel, check_expression, evaluate
+from perfkit.model.selection.search import n_parameters
+from perfkit.model.forms.symbolic import MAX_DEPTH, SymbolicModel, check_expression, evaluate
 
 ROLES = dict(numeric=["num_filters", "kernel_size", "pool_size", "stride"],
              categorical=["padding", "activation", "dataset", "optimizer"], extrinsic=["batch_size", "workers"])

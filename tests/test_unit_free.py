@@ -8,7 +8,7 @@ import pytest
 
 from perfkit.data.measured import load_steps, thesis_split
 from perfkit.model import GenericPerformanceModel
-from perfkit.model.fitting import parameters_on_bounds
+from perfkit.model.selection.fitting import parameters_on_bounds
 from perfkit.model.persist import load_model
 from perfkit.schema import ROLES, resolve
 

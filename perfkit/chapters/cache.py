@@ -28,7 +28,7 @@ import time
 from pathlib import Path
 from typing import Callable, Mapping
 
-from ..report.progress import report
+from ..progress import report
 from .store import RESULTS_FILE, Results
 
 __all__ = ["ENV_VAR", "NOT_IN_KEY", "cache_folder", "results_key", "code_fingerprint", "file_digest",

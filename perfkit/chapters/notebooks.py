@@ -23,7 +23,7 @@ import time
 from contextlib import contextmanager
 from pathlib import Path
 
-from ..report.progress import chapter_progress, run_key
+from ..progress import chapter_progress, run_key
 from ..schema import notebooks_dir, repo_root
 from . import CHAPTERS
 from .result import path_kind
@@ -245,7 +245,7 @@ CACHES = {"PERFKIT_FIT_CACHE": "fits", "PERFKIT_RESULTS_CACHE": "results"}
 def _caches(build_dir: Path):
     """``PERFKIT_FIT_CACHE`` = ``<build_dir>/cache/fits`` and ``PERFKIT_RESULTS_CACHE`` = ``<build_dir>/cache/results``
     while the block runs, so that the notebook kernels (which inherit the environment) make each fit once per
-    build folder (:mod:`perfkit.model.fitcache`) and present a chapter's stored results when its parameters,
+    build folder (:mod:`perfkit.model.engine.fitcache`) and present a chapter's stored results when its parameters,
     data and code are unchanged (:mod:`perfkit.chapters.cache`). A value the user set is kept (empty or ``0``:
     that cache is off); the environment is restored afterwards."""
     import os
@@ -285,7 +285,7 @@ def reproduce(
         which never writes the committed ``figures/``); ``~`` is expanded and a relative folder is taken from the
         working folder. ``parameters["figures_dir"]`` means the same.
     progress : bool, default True
-        Show progress: while a notebook runs, a status line (:mod:`perfkit.report.progress`) with the chapter,
+        Show progress: while a notebook runs, a status line (:mod:`perfkit.progress`) with the chapter,
         the section being fitted, its fits done / to do and the time left in it and, when an earlier run's
         duration is in ``<build_dir>/run_times.json``, in the chapter; on a terminal it rewrites one line in
         place of papermill's cell bar, elsewhere it prints a new line when the section changes (and at most

@@ -15,8 +15,8 @@ What a field may hold (:func:`encode`; anything else raises ``TypeError`` naming
   strings, ``None``/NaN or categories;
 * a fitted perfkit model (anything :func:`perfkit.model.persist.model_from_doc` reads: its ``to_json``
   document);
-* the results class itself, and another dataclass defined in ``perfkit`` (a nested :class:`Results`, :class:`~perfkit.report.uncertainty.
-  Evidence`, :class:`~perfkit.model.fitting.RepeatedFit`, a chapter's ``Params``), rebuilt from its fields.
+* the results class itself, and another dataclass defined in ``perfkit`` (a nested :class:`Results`, :class:`~perfkit.evidence.
+  Evidence`, :class:`~perfkit.model.selection.fitting.RepeatedFit`, a chapter's ``Params``), rebuilt from its fields.
 
 No pickle and no eval: a class is found by module and name, and only inside ``perfkit``.
 """

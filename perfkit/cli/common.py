@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import sys
 
-__all__ = ["check_interval", "duration", "literal", "need_intervals", "number_or_text", "pairs",
+__all__ = ["check_interval", "literal", "need_intervals", "number_or_text", "pairs",
            "print_warnings"]
 
 
@@ -16,18 +16,6 @@ def literal(text: str):
     except (ValueError, SyntaxError, MemoryError, RecursionError):
         return text
     return value
-
-
-def duration(seconds: float) -> str:
-    """``3.2 s``, ``42 s``, ``4 min 5 s``, ``2 h 3 min``: a wall time for a progress message."""
-    if seconds < 10:
-        return f"{max(seconds, 0.0):.1f} s"
-    seconds = int(round(seconds))
-    if seconds < 60:
-        return f"{seconds} s"
-    if seconds < 3600:
-        return f"{seconds // 60} min {seconds % 60} s"
-    return f"{seconds // 3600} h {seconds % 3600 // 60} min"
 
 
 def print_warnings(caught) -> None:

@@ -1,19 +1,15 @@
-"""``perfkit fit data.csv --target COL ...``: fit a model form to a user's CSV, compare it, save it as JSON.
+"""``perfkit fit data.csv --target COL ...``: a thin door to the fit study (:mod:`perfkit.study`).
 
-The names ``--method``, ``--form`` and ``--intervals`` accept come from the
-model's registries (:data:`perfkit.model.generic.METHODS`,
-:data:`perfkit.model.search.FORMS` and :data:`perfkit.model.stepmodels.STEP_FORMS`,
-:data:`perfkit.model.intervals.METHODS`).
-
-Measure small, predict large: ``--form pollux|phases`` (the step-time forms, with ``--gpus``, ``--nodes``,
-``--batch``), ``--phases COL`` (measured phases, read in fit only) and ``--extrapolate COL[:MAX]`` (fit on
-COL <= MAX, score the rows beyond, by extrapolation factor): :mod:`perfkit.cli.extrapolate`.
+It parses the flags into one :class:`~perfkit.study.spec.FitSpec` (checked when built, each flag named in its
+messages), reads the CSV, hands both to :func:`perfkit.study.run` once, prints the result's
+:meth:`~perfkit.study.result.StudyResult.summary` and saves the model as JSON. The choices of ``--form``,
+``--method``, ``--coding``, ``--penalty`` and ``--intervals`` come from the model's registries.
 """
 from __future__ import annotations
 
+import sys
+
 from .._io import NA_IS_LEVEL_HELP
-from .fit_checks import (AUTO, DEFAULT_CODING, DEFAULT_FORM, DEFAULT_INTERVALS, DEFAULT_METHOD, DEFAULT_PENALTY,
-                         DEFAULT_TEST_SIZE)
 
 #: the subcommand's line in ``perfkit --help``
 HELP = "fit the generic performance model to your own measurements (CSV)"
@@ -22,11 +18,14 @@ HELP = "fit the generic performance model to your own measurements (CSV)"
 def add_arguments(parser) -> None:
     """The options of ``perfkit fit`` (built only when ``perfkit fit`` runs or every command's help is asked for)."""
     # the registries live beside the model (scikit-learn, scipy): imported here, not when the package is
-    from ..model.generic import CODINGS, PENALTIES
-    from ..model.generic import METHODS as ENGINE_NAMES
-    from ..model.intervals import METHODS as INTERVAL_METHODS
-    from ..model.search import FORMS
-    from ..model.stepmodels import STEP_FORMS
+    from ..model.forms.generic import CODINGS, PENALTIES
+    from ..model.forms.generic import METHODS as ENGINE_NAMES
+    from ..model.forms.stepmodels import STEP_FORMS
+    from ..model.selection.search import FORMS
+    from ..model.uncertainty.conformal import METHODS as INTERVAL_METHODS
+    from ..study.spec import AUTO, DEFAULT_FORM, DEFAULT_TEST_SIZE
+
+    defaults = {f.name: f.default for f in _spec_fields()}
 
     parser.add_argument("csv", help="measurements, one row per configuration")
     parser.add_argument("--target", required=True, help="column with the measured time")
@@ -34,15 +33,15 @@ def add_arguments(parser) -> None:
     parser.add_argument("--categorical", default="", help="categorical intrinsic columns, comma-separated")
     parser.add_argument("--extrinsic", default="",
                         help="extrinsic scaling columns (workers, batch size), comma-separated")
-    parser.add_argument("--penalty", choices=[DEFAULT_PENALTY, *(p for p in PENALTIES if p)], default=DEFAULT_PENALTY,
+    parser.add_argument("--penalty", choices=["none", *(p for p in PENALTIES if p)], default="none",
                         help="regularisation (default none)")
     parser.add_argument("--lam", type=float, default=0.0, help="regularisation strength λ")
     parser.add_argument("--seeds", type=int, default=10, help="fits with seeds 0..N-1; the best objective is kept")
     parser.add_argument("--test-size", type=float, default=None,
                         help=f"held-out share (0-1) or row count (>= 1) for MAPE/R², drawn at random (default "
                              f"{DEFAULT_TEST_SIZE:g}; not with --extrapolate)")
-    parser.add_argument("--method", choices=list(ENGINE_NAMES), default=DEFAULT_METHOD, help="fitting engine")
-    parser.add_argument("--coding", choices=list(CODINGS), default=DEFAULT_CODING,
+    parser.add_argument("--method", choices=list(ENGINE_NAMES), default=defaults["method"], help="fitting engine")
+    parser.add_argument("--coding", choices=list(CODINGS), default=defaults["coding"],
                         help="categorical coding")
     parser.add_argument("--scale", choices=["data", "none"], default="data",
                         help="data (default): fit unit-free, the times and columns divided by their medians, so any "
@@ -71,8 +70,8 @@ def add_arguments(parser) -> None:
                              "stride=2,volume=48x56x48")
     parser.add_argument("--cv", type=int, default=5,
                         help="folds of the form search and of the intervals (default 5)")
-    parser.add_argument("--intervals", default=DEFAULT_INTERVALS,
-                        choices=[DEFAULT_INTERVALS, *(m for m in INTERVAL_METHODS if m != DEFAULT_INTERVALS)],
+    parser.add_argument("--intervals", default=defaults["intervals"],
+                        choices=[defaults["intervals"], *(m for m in INTERVAL_METHODS if m != defaults["intervals"])],
                         help="how the conformal intervals are calibrated (default studentized: cross-validated "
                              "errors scaled by the leverage; cv+: Barber et al.'s CV+, conservative for models with "
                              "many terms per row; split: a held-out quarter, not with --form auto)")
@@ -114,26 +113,64 @@ def _add_scale_arguments(parser) -> None:
                              "reach at least 2x)")
     parser.add_argument("--inflation", type=float, default=1.0, metavar="K",
                         help="with --extrapolate: multiply the width of the saved intervals by K (default 1), e.g. "
-                             "a factor calibrated on other jobs of the same cluster (perfkit.model.extrapolation."
+                             "a factor calibrated on other jobs of the same cluster (perfkit.model.uncertainty.extrapolation."
                              "calibrate_transfer), as Chapter 7 does; one job's own inner splits tend to be too "
                              "narrow for the jump beyond MAX")
 
 
+def _spec_fields():
+    from dataclasses import fields
+
+    from ..study.spec import FitSpec
+
+    return fields(FitSpec)
+
+
+def spec_from_args(args):
+    """The :class:`~perfkit.study.spec.FitSpec` of the parsed flags (checked when built; messages name flags)."""
+    from ..model.validation import column_list
+    from ..study.spec import FitSpec
+    from .common import pairs
+
+    return FitSpec(target=args.target, numeric=column_list("--numeric", args.numeric),
+                   categorical=column_list("--categorical", args.categorical),
+                   extrinsic=column_list("--extrinsic", args.extrinsic), form=args.form,
+                   penalty=None if args.penalty == "none" else args.penalty, lam=args.lam, method=args.method,
+                   coding=args.coding, scale=args.scale, seeds=args.seeds, test_size=args.test_size,
+                   extrapolate=args.extrapolate, cv=args.cv, intervals=args.intervals, calibrate=args.calibrate,
+                   select=args.select, reference=not args.no_reference, network=args.network,
+                   fixed=pairs(args.fixed, "--fixed"), gpus=args.gpus, nodes=args.nodes, batch=args.batch,
+                   phases=column_list("--phases", args.phases), inflation=args.inflation, n_jobs=args.jobs)
+
+
 def run(args, argv=None) -> None:
-    """``perfkit fit``: every flag, the output path and the data are checked before the first fit starts.
+    """``perfkit fit``: the flags (one spec), the output path and the data are checked before the first fit;
+    the study's warnings are printed once each on stderr, its summary on stdout, then the model is saved — also
+    when the comparison fails after the fit, so a finished fit is never lost."""
+    import warnings
 
-    ``--seeds`` >= 1; ``--jobs`` a non-zero integer (-1: all cores); ``--lam``
-    a finite number >= 0 (> 0 needs ``--penalty``); ``--test-size`` a share in
-    (0, 1) or a whole number of rows (see :func:`~perfkit.cli.fit_checks.held_out_rows`);
-    ``--out`` not a folder nor the input CSV; the target a numeric column of
-    times > 0. ``--extrapolate COL[:MAX]`` (not with ``--test-size``): COL a
-    numeric column > 0 that is neither the target nor a phase, with fit and
-    held-out rows on both sides of MAX; ``--phases`` columns present, numbers
-    >= 0, and no role column; ``--gpus/--nodes/--batch`` all three with a step
-    form (or ``--form auto``), never with another form. The first seed is
-    timed and the time left is printed on stderr, then a progress bar (stderr)
-    follows the other seeds.
-    """
-    from .fitting import fit_command  # imports the model (scikit-learn, scipy) only when a fit runs
+    from .._io import check_output, is_perfkit_model, read_csv
+    from ..study import StudyError, run as run_study
+    from ..study.constraints import flag_names
+    from ..study.spec import CLI_FLAGS
+    from .common import print_warnings
 
-    fit_command(args)
+    with flag_names(CLI_FLAGS), warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        spec = spec_from_args(args)
+        check_output(args.out, "--out", inputs=[args.csv], ours=is_perfkit_model)
+        data = read_csv(args.csv, "data CSV", na_is_level=args.na_is_level, require_rows=True)
+        try:
+            result = run_study(spec, data, progress=True, echo=lambda line: print(line, flush=True))
+        except StudyError as exc:
+            print_warnings(caught)
+            exc.model.to_json(args.out)
+            raise ValueError(f"{exc} (the fitted model is saved in {args.out})") from None
+    print_warnings(caught)
+    print(result.summary(header=False))
+    result.model.to_json(args.out)  # atomic: a crash never leaves half a model
+    saved = ""
+    if callable(getattr(result.model, "predict_interval", None)) and spec.form != "thesis":
+        widen = f" that widen beyond {result.scale[0]} = {result.scale[1]:g}" if result.scale else ""
+        saved = f" (with its intervals{widen}: perfkit predict {args.out} CONFIGS.csv --interval 0.9)"
+    print(f"\nsaved {args.out}{saved}", file=sys.stdout)

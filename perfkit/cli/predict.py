@@ -35,15 +35,15 @@ def run(args, argv=None) -> None:
     without calibration kept no fitted ranges, which a warning line says instead. ``--interval C`` (strictly
     between 0 and 1) adds ``lower`` and ``upper`` and needs a model saved with its calibration
     (``perfkit fit --form ...`` or ``--calibrate``). A model fitted with ``perfkit fit --extrapolate COL[:MAX]``
-    (a :class:`~perfkit.model.scale_intervals.ScaleIntervalModel`) also writes ``distance``, d = 1 + log2(COL /
+    (a :class:`~perfkit.model.uncertainty.scale_intervals.ScaleIntervalModel`) also writes ``distance``, d = 1 + log2(COL /
     MAX) beyond MAX (1 within), and its interval is ŷ·exp(±q·d): wider the farther beyond the fitted rows.
     """
     import warnings
 
     from .._io import atomic_write, check_output, csv_with_column, read_csv
-    from ..model.intervals import extrapolation
+    from ..model.uncertainty.conformal import extrapolation
     from ..model.persist import load_model
-    from ..model.whatif import model_columns
+    from ..model.uncertainty.whatif import model_columns
 
     if args.interval is not None:
         check_interval(args.interval)

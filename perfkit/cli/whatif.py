@@ -63,7 +63,7 @@ def run(args, argv=None) -> None:
 
     from .._io import atomic_write, check_input_file, read_csv
     from ..model.persist import load_model
-    from ..model.whatif import model_columns, whatif
+    from ..model.uncertainty.whatif import model_columns, whatif
 
     check_interval(args.interval)
     col, sep, values = args.vary.partition("=")

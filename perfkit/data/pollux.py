@@ -49,7 +49,7 @@ def placement_layout(placement: str) -> tuple:
 
     One digit per node, the digit being the node's GPU count: ``"1222"`` is 4 nodes holding 1, 2, 2 and 2 GPUs
     (7 GPUs). ``load_imbalance`` is the load imbalance factor of eq. 3.8
-    (:func:`perfkit.model.equations.load_imbalance_factor`) applied to the per-node GPU counts:
+    (:func:`perfkit.model.analytic.equations.load_imbalance_factor`) applied to the per-node GPU counts:
     ``max / mean = n_nodes * max / n_gpus`` (1 for an even spread, above 1 otherwise).
 
     Raises

@@ -1,22 +1,26 @@
-"""Model: the equations and models of the thesis, their fitting, baselines and metrics.
+"""Model: the equations and models of the thesis, their fitting, their uncertainty and their selection.
 
-- :mod:`.equations`: Chapter 3, eqs. 3.1-3.8; :mod:`.phases` applies them to phase tables;
-- :mod:`.generic`: the generic performance model (eq. 4.4), a scikit-learn estimator, with its
-  engines as plain functions in :mod:`.engines`; :mod:`.fitting`: repeated fits and λ sweeps;
-- :mod:`.baselines`: random forest, SVR and gradient boosting; :mod:`.lif`: the eq. 3.9 regression;
-- :mod:`.scaling`: scaling exponents; :mod:`.metrics`: MAPE (4.13), R² (3.10-3.12) and others;
-- :mod:`.forms`: model forms beyond the thesis (a power law fitted in log space, with interactions);
-  :mod:`.costs`: analytic costs (FLOPs, activations, parameters) of every network the harness measures, and
-  :mod:`.hybrid`: the form that fits rates to them; :mod:`.search`: which form, by cross-validation;
-  :mod:`.intervals`: conformal prediction intervals for any of them; :mod:`.persist`: one loader of saved models; :mod:`.whatif`: one column varied;
-- :mod:`.validation`: the input checks every model runs;
-- :mod:`.base`: the interface every model form implements (:class:`~.base.PerformanceForm`: ``formula``,
-  ``summary``, ``n_parameters_``, ``to_doc``/``from_doc``, optional ``leverage``/``predictable``), with
-  :mod:`.roles` (column roles, constant columns), :mod:`.terms` (the log-linear form's terms) and :mod:`.logfit`
-  (its solvers: lasso, least squares, ridge);
-- the engines' parts: :mod:`.problem` (the cost and its linear solve), :mod:`.search_cost` (the compiled
-  search cost), :mod:`.newton` (the bounded Newton refinement), :mod:`.screening`, :mod:`.hops`,
-  :mod:`.canonical`; :mod:`.fitcache`: the disk cache of fits.
+The core, flat in this package, is what every model form shares: :mod:`.base` (the interface every form
+implements, :class:`~.base.PerformanceForm`), :mod:`.roles` (column roles, levels seen in fit, constant
+columns), :mod:`.validation` (the input checks every model runs), :mod:`.persist` (the one JSON codec of saved
+models) and :mod:`.unitscale` (unit-free fitting). Everything else lives in a subpackage by concept:
+
+- :mod:`.analytic`: Chapter 3's S-SGD phase model (:mod:`~.analytic.equations`, eqs. 3.1-3.8), applied to phase
+  tables (:mod:`~.analytic.phases`), the eq. 3.9 LIF regression (:mod:`~.analytic.lif`) and scaling exponents
+  (:mod:`~.analytic.scaling`);
+- :mod:`.forms`: the model forms: eq. 4.4 (:mod:`~.forms.generic`), the log-linear power law with its terms and
+  solvers (:mod:`~.forms.loglinear`, :mod:`~.forms.terms`, :mod:`~.forms.logfit`), the hybrid form with its
+  analytic costs (:mod:`~.forms.hybrid`, :mod:`~.forms.costs`), symbolic regression (:mod:`~.forms.symbolic`)
+  and the step-time models (:mod:`~.forms.stepmodels`);
+- :mod:`.engine` (internal): how eq. 4.4 is fitted: the problem, the varpro search and its compiled kernels,
+  the Newton refinement, screening, hops, canonical forms, and the disk cache of fits;
+- :mod:`.uncertainty`: conformal intervals (:mod:`~.uncertainty.conformal`), intervals that widen with the
+  extrapolation distance (:mod:`~.uncertainty.scale_intervals`, :mod:`~.uncertainty.extrapolation`), leverage,
+  fitted ranges and the what-if of one column (:mod:`~.uncertainty.whatif`);
+- :mod:`.selection`: which model: the form search (:mod:`~.selection.search`), the black-box reference, the
+  baselines, repeated fits and λ sweeps (:mod:`~.selection.fitting`), the metrics and paired comparisons.
+
+Layers run one way: nothing here imports :mod:`perfkit.report`, :mod:`perfkit.chapters` or :mod:`perfkit.cli`.
 """
 from __future__ import annotations
 
@@ -25,88 +29,86 @@ from typing import TYPE_CHECKING
 from .._lazy import attach
 
 if TYPE_CHECKING:  # the real imports, for readers and linters; at run time each loads on first use
-    from . import equations, metrics, generic, engines, fitting, baselines, lif, phases, scaling, validation
-    from . import forms, intervals, costs, hybrid, search, persist
-    from .equations import evaluate, iteration_time_multi, iteration_time_pipelined, iteration_time_sgd, iteration_time_single, iteration_time_ssgd, load_imbalance_factor, speedup, speedup_pipelined
-    from .metrics import mae, mape, mse, r2, regression_report, rmse
-    from .generic import GenericPerformanceModel
-    from .engines import ENGINES
-    from .fitting import RepeatedFit, choose_lambda_cv, fit_repeated, regularisation_sweep
-    from .baselines import compare_models, make_baseline, train_test_split_frame
-    from .lif import fit_lif_regression, lif_from_worker_times
-    from .scaling import core_bound, scaling_power, volume_exponents
+    from . import analytic, base, engine, forms, persist, roles, selection, uncertainty, unitscale, validation
+    from .analytic.equations import evaluate, iteration_time_multi, iteration_time_pipelined, iteration_time_sgd, iteration_time_single, iteration_time_ssgd, load_imbalance_factor, speedup, speedup_pipelined
+    from .selection.metrics import mae, mape, mse, r2, regression_report, rmse
+    from .forms.generic import GenericPerformanceModel
+    from .engine.engines import ENGINES
+    from .selection.fitting import RepeatedFit, choose_lambda_cv, fit_repeated, regularisation_sweep
+    from .selection.baselines import compare_models, make_baseline, train_test_split_frame
+    from .analytic.lif import fit_lif_regression, lif_from_worker_times
+    from .analytic.scaling import core_bound, scaling_power, volume_exponents
     from .validation import validate_frame, validate_target
-    from .forms import LogLinearModel
-    from .intervals import ConformalRegressor, ExtrapolationWarning, coverage_of, extrapolation
-    from .costs import add_costs, network_costs
-    from .hybrid import HybridModel
-    from .search import make_form, search_forms
+    from .forms.loglinear import LogLinearModel
+    from .uncertainty.conformal import ConformalRegressor, ExtrapolationWarning, coverage_of, extrapolation
+    from .forms.costs import add_costs, network_costs
+    from .forms.hybrid import HybridModel
+    from .selection.search import make_form, search_forms
     from .persist import load_model
-    from .whatif import model_columns, whatif
+    from .uncertainty.whatif import model_columns, whatif
     from .base import PerformanceForm
-    from .stepmodels import PhaseAwareStepModel, PolluxStepModel
-    from .extrapolation import extrapolation_errors, scale_split, select_by_extrapolation
-    from .scale_intervals import ScaleIntervalModel
-    from .symbolic import SymbolicModel
+    from .forms.stepmodels import PhaseAwareStepModel, PolluxStepModel
+    from .uncertainty.extrapolation import extrapolation_errors, scale_split, select_by_extrapolation
+    from .uncertainty.scale_intervals import ScaleIntervalModel
+    from .forms.symbolic import SymbolicModel
 
 #: public name → the module that defines it
 _EXPORTS = {
-    "iteration_time_sgd": "equations",
-    "iteration_time_ssgd": "equations",
-    "iteration_time_multi": "equations",
-    "iteration_time_single": "equations",
-    "iteration_time_pipelined": "equations",
-    "speedup": "equations",
-    "speedup_pipelined": "equations",
-    "load_imbalance_factor": "equations",
-    "evaluate": "equations",
-    "mape": "metrics",
-    "mae": "metrics",
-    "mse": "metrics",
-    "rmse": "metrics",
-    "r2": "metrics",
-    "regression_report": "metrics",
-    "GenericPerformanceModel": "generic",
-    "ENGINES": "engines",
-    "fit_repeated": "fitting",
-    "regularisation_sweep": "fitting",
-    "choose_lambda_cv": "fitting",
-    "RepeatedFit": "fitting",
-    "make_baseline": "baselines",
-    "compare_models": "baselines",
-    "train_test_split_frame": "baselines",
-    "fit_lif_regression": "lif",
-    "lif_from_worker_times": "lif",
-    "scaling_power": "scaling",
-    "volume_exponents": "scaling",
-    "core_bound": "scaling",
+    "iteration_time_sgd": "analytic.equations",
+    "iteration_time_ssgd": "analytic.equations",
+    "iteration_time_multi": "analytic.equations",
+    "iteration_time_single": "analytic.equations",
+    "iteration_time_pipelined": "analytic.equations",
+    "speedup": "analytic.equations",
+    "speedup_pipelined": "analytic.equations",
+    "load_imbalance_factor": "analytic.equations",
+    "evaluate": "analytic.equations",
+    "mape": "selection.metrics",
+    "mae": "selection.metrics",
+    "mse": "selection.metrics",
+    "rmse": "selection.metrics",
+    "r2": "selection.metrics",
+    "regression_report": "selection.metrics",
+    "GenericPerformanceModel": "forms.generic",
+    "ENGINES": "engine.engines",
+    "fit_repeated": "selection.fitting",
+    "regularisation_sweep": "selection.fitting",
+    "choose_lambda_cv": "selection.fitting",
+    "RepeatedFit": "selection.fitting",
+    "make_baseline": "selection.baselines",
+    "compare_models": "selection.baselines",
+    "train_test_split_frame": "selection.baselines",
+    "fit_lif_regression": "analytic.lif",
+    "lif_from_worker_times": "analytic.lif",
+    "scaling_power": "analytic.scaling",
+    "volume_exponents": "analytic.scaling",
+    "core_bound": "analytic.scaling",
     "validate_frame": "validation",
     "validate_target": "validation",
-    "LogLinearModel": "forms",
-    "ConformalRegressor": "intervals",
-    "ExtrapolationWarning": "intervals",
-    "coverage_of": "intervals",
-    "extrapolation": "intervals",
-    "model_columns": "whatif",
-    "add_costs": "costs",
-    "network_costs": "costs",
-    "HybridModel": "hybrid",
-    "search_forms": "search",
-    "make_form": "search",
+    "LogLinearModel": "forms.loglinear",
+    "ConformalRegressor": "uncertainty.conformal",
+    "ExtrapolationWarning": "uncertainty.conformal",
+    "coverage_of": "uncertainty.conformal",
+    "extrapolation": "uncertainty.conformal",
+    "model_columns": "uncertainty.whatif",
+    "add_costs": "forms.costs",
+    "network_costs": "forms.costs",
+    "HybridModel": "forms.hybrid",
+    "search_forms": "selection.search",
+    "make_form": "selection.search",
     "load_model": "persist",
-    "whatif": "whatif",
+    "whatif": "uncertainty.whatif",
     "PerformanceForm": "base",
-    "PolluxStepModel": "stepmodels",
-    "PhaseAwareStepModel": "stepmodels",
-    "scale_split": "extrapolation",
-    "extrapolation_errors": "extrapolation",
-    "select_by_extrapolation": "extrapolation",
-    "ScaleIntervalModel": "scale_intervals",
-    "SymbolicModel": "symbolic",
+    "PolluxStepModel": "forms.stepmodels",
+    "PhaseAwareStepModel": "forms.stepmodels",
+    "scale_split": "uncertainty.extrapolation",
+    "extrapolation_errors": "uncertainty.extrapolation",
+    "select_by_extrapolation": "uncertainty.extrapolation",
+    "ScaleIntervalModel": "uncertainty.scale_intervals",
+    "SymbolicModel": "forms.symbolic",
 }
-_SUBMODULES = ('equations', 'metrics', 'generic', 'engines', 'fitting', 'baselines', 'lif', 'phases', 'scaling', 'validation',
-               'forms', 'intervals', 'costs', 'hybrid', 'search', 'persist', 'whatif', 'base', 'roles', 'terms',
-               'stepmodels', 'extrapolation', 'unitscale', 'ranges', 'scale_intervals', 'symbolic')
+_SUBMODULES = ('analytic', 'engine', 'forms', 'selection', 'uncertainty', 'base', 'persist', 'roles',
+               'unitscale', 'validation')
 
 __all__ = [
     "ConformalRegressor",
@@ -161,23 +163,17 @@ __all__ = [
     "validate_target",
     "volume_exponents",
     "whatif",
-    "equations",
-    "metrics",
-    "generic",
-    "engines",
-    "fitting",
-    "baselines",
-    "lif",
-    "phases",
-    "scaling",
-    "validation",
-    "forms",
-    "intervals",
-    "costs",
-    "hybrid",
-    "search",
-    "persist",
     "whatif",
+    "analytic",
+    "engine",
+    "forms",
+    "selection",
+    "uncertainty",
+    "base",
+    "persist",
+    "roles",
+    "unitscale",
+    "validation",
 ]
 
 

@@ -1,7 +1,7 @@
 """The interface every model form implements (Extra-P's modeler and scikit-learn's estimator as models).
 
-A form (:class:`~perfkit.model.generic.GenericPerformanceModel`, the thesis's eq. 4.4;
-:class:`~perfkit.model.forms.LogLinearModel`; :class:`~perfkit.model.hybrid.HybridModel`) is a
+A form (:class:`~perfkit.model.forms.generic.GenericPerformanceModel`, the thesis's eq. 4.4;
+:class:`~perfkit.model.forms.loglinear.LogLinearModel`; :class:`~perfkit.model.forms.hybrid.HybridModel`) is a
 :class:`PerformanceForm`: a scikit-learn regressor (settings in ``__init__``, ``fit`` returns self, fitted
 attributes end in ``_``, ``NotFittedError`` before ``fit``, ``n_features_in_`` and ``feature_names_in_``
 after it) that also

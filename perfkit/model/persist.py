@@ -26,14 +26,14 @@ __all__ = ["MODEL_FORMATS", "ENVELOPE_KEYS", "SavedModel", "FittedReader", "load
 
 #: ``format`` of a model JSON → (module of :mod:`perfkit.model`, class)
 MODEL_FORMATS = {
-    "perfkit.GenericPerformanceModel": ("generic", "GenericPerformanceModel"),
-    "perfkit.LogLinearModel": ("forms", "LogLinearModel"),
-    "perfkit.HybridModel": ("hybrid", "HybridModel"),
-    "perfkit.ConformalRegressor": ("intervals", "ConformalRegressor"),
-    "perfkit.PolluxStepModel": ("stepmodels", "PolluxStepModel"),
-    "perfkit.PhaseAwareStepModel": ("stepmodels", "PhaseAwareStepModel"),
-    "perfkit.ScaleIntervalModel": ("scale_intervals", "ScaleIntervalModel"),
-    "perfkit.SymbolicModel": ("symbolic", "SymbolicModel"),
+    "perfkit.GenericPerformanceModel": ("forms.generic", "GenericPerformanceModel"),
+    "perfkit.LogLinearModel": ("forms.loglinear", "LogLinearModel"),
+    "perfkit.HybridModel": ("forms.hybrid", "HybridModel"),
+    "perfkit.ConformalRegressor": ("uncertainty.conformal", "ConformalRegressor"),
+    "perfkit.PolluxStepModel": ("forms.stepmodels", "PolluxStepModel"),
+    "perfkit.PhaseAwareStepModel": ("forms.stepmodels", "PhaseAwareStepModel"),
+    "perfkit.ScaleIntervalModel": ("uncertainty.scale_intervals", "ScaleIntervalModel"),
+    "perfkit.SymbolicModel": ("forms.symbolic", "SymbolicModel"),
 }
 #: the keys of every model document, in the order they are written
 ENVELOPE_KEYS = ("format", "version", "settings", "fitted")

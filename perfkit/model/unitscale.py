@@ -1,6 +1,6 @@
 """Unit-free fitting of eq. 4.4: the target and the power-law columns divided by their medians.
 
-With ``scale="data"`` (the default of :class:`~perfkit.model.generic.GenericPerformanceModel`) the fit works on
+With ``scale="data"`` (the default of :class:`~perfkit.model.forms.generic.GenericPerformanceModel`) the fit works on
 
 .. math:: y / s = \\Big(\\sum_i a'_i (I_i/m_i)^{p_i} + \\sum \\kappa'\\Big) \\prod_j (E_j/m_j)^{q_j} + C'
 

@@ -1,5 +1,5 @@
-"""Report: the single writer of figures and tables, the figure types, reader tables, the claims ledger and the
-uncertainty its verdicts are decided with."""
+"""Report: the single writer of figures and tables, the figure types, reader tables and the claims ledger (its
+verdicts are decided with :mod:`perfkit.evidence`)."""
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
@@ -7,9 +7,9 @@ from typing import TYPE_CHECKING
 from .._lazy import attach
 
 if TYPE_CHECKING:  # the real imports, for readers and linters; at run time each loads on first use
-    from . import output, plots, tables, claims, teaching, uncertainty
+    from . import output, plots, tables, claims, teaching
     from .output import STYLE, savefig, savetable, use_style
-    from .claims import Claim, Evidence, judge_all
+    from .claims import Claim, judge_all
     from .plots import new_figure
     from .tables import claims_view, pm, rounded
 
@@ -20,18 +20,16 @@ _EXPORTS = {
     "use_style": "output",
     "STYLE": "output",
     "Claim": "claims",
-    "Evidence": "claims",
     "judge_all": "claims",
     "new_figure": "plots",
     "claims_view": "tables",
     "pm": "tables",
     "rounded": "tables",
 }
-_SUBMODULES = ('output', 'plots', 'tables', 'claims', 'teaching', 'uncertainty')
+_SUBMODULES = ('output', 'plots', 'tables', 'claims', 'teaching')
 
 __all__ = [
     "Claim",
-    "Evidence",
     "STYLE",
     "claims_view",
     "judge_all",
@@ -46,7 +44,6 @@ __all__ = [
     "tables",
     "claims",
     "teaching",
-    "uncertainty",
 ]
 
 

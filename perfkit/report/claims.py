@@ -3,7 +3,7 @@
 A :class:`Claim` states what the thesis says and where, the rule in words, the
 quantities it needs, a function that turns them into an :class:`Evidence` (a point
 estimate, its 95 % interval and the resamples behind it; see
-:mod:`perfkit.report.uncertainty`), the side of a threshold the claim puts that
+:mod:`perfkit.evidence`), the side of a threshold the claim puts that
 quantity on, and a function that writes the numbers behind the verdict. A chapter
 computes its quantities once (a plain dict) and :func:`judge_all` turns its claims
 into the ledger table. The verdict is
@@ -37,7 +37,7 @@ from typing import Callable, Mapping
 
 import numpy as np
 
-from .uncertainty import Evidence, agreement, fmt_interval, verdict as _verdict
+from ..evidence import Evidence, agreement, fmt_interval, verdict as _verdict
 
 __all__ = ["Claim", "Evidence", "NotComputable", "VERDICTS", "COLUMNS", "judge_all", "fmt", "worst"]
 

@@ -154,7 +154,7 @@ def plot_pred_vs_measured(y_true, y_pred, ax=None, title: str = "", unit: str = 
     ``thesis_error`` (e.g. ``"MAPE 7.2 % (PyTorch)"``) is printed beside ours, so the
     figure says what the thesis published for the same item.
     """
-    from ..model.metrics import mape, r2
+    from ..model.selection.metrics import mape, r2
 
     y_true, y_pred = np.asarray(y_true, float), np.asarray(y_pred, float)
     ax = _axes(ax, (3.6, 3.4))
@@ -174,7 +174,7 @@ def plot_pred_vs_measured(y_true, y_pred, ax=None, title: str = "", unit: str = 
 
 
 def _sweeps(sweeps, label: str) -> dict:
-    """``{framework label: sweep}`` from one :func:`~perfkit.model.fitting.regularisation_sweep` table or a dict."""
+    """``{framework label: sweep}`` from one :func:`~perfkit.model.selection.fitting.regularisation_sweep` table or a dict."""
     out = {label: sweeps} if hasattr(sweeps, "columns") else dict(sweeps)
     if not out:
         raise ValueError("sweeps: expected a regularisation_sweep table or a non-empty dict of them")
@@ -201,7 +201,7 @@ def plot_r2_vs_lambda(sweeps, axes=None, metric: str = "r2_test", label: str = "
     """Held-out R² against λ as the thesis's Figure 4.15 has it: panel (a) L1, panel (b) L2, a line per framework
     (mean ± std over the sweep's seeds). Returns the axes.
 
-    ``sweeps`` is one :func:`~perfkit.model.fitting.regularisation_sweep` table (its framework called ``label``)
+    ``sweeps`` is one :func:`~perfkit.model.selection.fitting.regularisation_sweep` table (its framework called ``label``)
     or a dict ``{framework: sweep}``; ``chosen_lam`` draws a dotted line at the λ of the fits (the thesis: 1e-3).
     """
     sweeps = _sweeps(sweeps, label)
@@ -232,7 +232,7 @@ def plot_coef_paths(sweeps, kinds=("a", "p"), axes=None, label: str = "measured"
     kind of parameter, i.e. the thesis's panels (a), (b) (:data:`COEF_PANELS`: ``("a", "p")`` for 4.16,
     ``("k", "q")`` for 4.17), and a column per framework and penalty (L1, L2). Returns the 2-D array of axes.
 
-    ``sweeps`` is one :func:`~perfkit.model.fitting.regularisation_sweep` table (its framework called ``label``)
+    ``sweeps`` is one :func:`~perfkit.model.selection.fitting.regularisation_sweep` table (its framework called ``label``)
     or a dict ``{framework: sweep}``. Within a row a parameter keeps its colour and line style in every column,
     and no two lines of a panel share both; the columns of a row share the y axis, so L1 and L2 compare.
     """
@@ -331,7 +331,7 @@ def plot_volume_exponents(table, ax=None, thesis_q_workers: float | None = None,
 def whatif_figure(table, column: str, title: str = ""):
     """Predicted time, speedup and efficiency against ``column``, with intervals (``perfkit whatif``, Figs. 6.2–6.3).
 
-    ``table`` is a :func:`perfkit.model.whatif.whatif` table. Extrapolated points are drawn hollow and red:
+    ``table`` is a :func:`perfkit.model.uncertainty.whatif.whatif` table. Extrapolated points are drawn hollow and red:
     their intervals carry no coverage guarantee; the grid values inside the fitted range are shaded grey. A
     numeric ``column`` spanning 8× or more gets a log2 axis with a tick at every value. A non-numeric ``column``
     gets the time and speedup panels only.
@@ -380,7 +380,7 @@ def whatif_figure(table, column: str, title: str = ""):
 def plot_paired_ratios(table, factors=None, ncols: int = 5):
     """Time ratio of each framework to the reference on identical configurations, by hyperparameter level.
 
-    ``table`` is :func:`perfkit.model.paired.paired_ratios`'s: one panel per factor (the
+    ``table`` is :func:`perfkit.model.selection.paired.paired_ratios`'s: one panel per factor (the
     first panel the overall ratio), one marker series per framework with its 95 % interval, on a
     log axis with the reference (ratio 1) drawn as a line.
     """

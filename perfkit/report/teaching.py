@@ -49,7 +49,7 @@ def iteration_phases(phases_csv, model: str = "cnn", framework: str = "pytorch")
 def speedup_curve(ph: dict, workers, batch: int, t_c: float, variant: str = "thesis"):
     """Eq. 3.7's speedup on each worker count, with the per-sample phases scaled to ``batch`` per worker and the
     aggregation time ``t_c`` (s) on every count above one (a gradient's size does not depend on the batch)."""
-    from ..model.equations import speedup_pipelined
+    from ..model.analytic.equations import speedup_pipelined
 
     scale = batch / ph["batch"]
     g = np.asarray(workers, dtype=float)
@@ -96,7 +96,7 @@ def communication_table(phases_csv, framework: str = "pytorch", n_train: int = 6
     ``G · t_iter(1) / (t_iter(1) + t_c(G))`` — what is left over is the cost that is not communication."""
     import pandas as pd
 
-    from ..model.phases import measured_speedup
+    from ..model.analytic.phases import measured_speedup
 
     df = pd.read_csv(phases_csv)
     df = df[(df["status"] == "ok") & (df["mode"] == "phased") & (df["framework"] == framework)]

@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...report.claims import Claim, fmt, worst
-from ...report.uncertainty import Evidence
+from ...evidence import Evidence
 from .params import VARIANTS
 from .quantities import BETTER_THAN_TF, framework_key
 from .results import Ch3Quantities

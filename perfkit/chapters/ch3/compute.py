@@ -9,8 +9,8 @@ import pandas as pd
 
 from ...data.measured import FRAMEWORK_NAMES, load_phases
 from ...data.thesis import THESIS_TABLES, load_thesis_table
-from ...model import phases as ph
-from ...model.lif import fit_lif_regression
+from ...model.analytic import phases as ph
+from ...model.analytic.lif import fit_lif_regression
 from ...schema import data_dir, provenance_path, resolve
 from ..result import show_path
 from .machines import machine_data, machine_inputs

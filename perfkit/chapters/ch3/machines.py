@@ -68,8 +68,8 @@ def _measured(path: str, p, quantities: Ch3Quantities | None = None) -> MachineD
     """A ``perfkit collect ch3`` file: the chapter's own quantities on it, or ``quantities`` when the caller has
     them already (the chapter's main file, whose quantities :func:`~.compute.compute` computed with every
     framework file) and only the machine, its worker counts and curves are needed."""
-    from ...model import phases as ph
-    from ...model.lif import fit_lif_regression
+    from ...model.analytic import phases as ph
+    from ...model.analytic.lif import fit_lif_regression
     from .quantities import measured_quantities, regression_quantities
 
     full = resolve(path)

@@ -11,7 +11,7 @@ from ..result import (Check, ParameterError, ParamsBase, at_least, existing_file
 
 __all__ = ["Params", "check_params", "VARIANTS", "MODES", "FRAMEWORK_CSVS", "MACHINES", "MACHINE_SOURCE_NAMES"]
 
-#: forms of eq. 3.7 (:data:`perfkit.model.equations.VARIANTS`)
+#: forms of eq. 3.7 (:data:`perfkit.model.analytic.equations.VARIANTS`)
 VARIANTS = ("thesis", "paper")
 #: modes of a ``perfkit collect ch3`` file
 MODES = ("phased", "overlapped")

@@ -4,9 +4,9 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ...model.equations import speedup_pipelined
-from ...model.phases import phase_wide, require_columns
-from ...report.uncertainty import SEED, Evidence, half_unit, rounding_draws
+from ...model.analytic.equations import speedup_pipelined
+from ...model.analytic.phases import phase_wide, require_columns
+from ...evidence import SEED, Evidence, half_unit, rounding_draws
 from .params import VARIANTS
 from .quantities import BETTER_THAN_TF, SOURCES
 

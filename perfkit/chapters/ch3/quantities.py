@@ -1,7 +1,7 @@
-"""The claims' quantities on measured Chapter 3 runs, each an :class:`~perfkit.report.uncertainty.Evidence` per cell.
+"""The claims' quantities on measured Chapter 3 runs, each an :class:`~perfkit.evidence.Evidence` per cell.
 
 Every quantity is a mean over the iterations of a run with its stationary block bootstrap over the
-iterations (:func:`perfkit.model.phases.bootstrap_cells`: blocks of consecutive iterations, as the
+iterations (:func:`perfkit.model.analytic.phases.bootstrap_cells`: blocks of consecutive iterations, as the
 iteration times of a run are autocorrelated); runs of different frameworks are independent, so resample
 *i* of one run is paired with resample *i* of another.
 """
@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...model.equations import speedup_pipelined
-from ...model.phases import bootstrap_cells
-from ...report.uncertainty import (B, SEED, Evidence, bootstrap_indices, optimal_block_length, spearman,
+from ...model.analytic.equations import speedup_pipelined
+from ...model.analytic.phases import bootstrap_cells
+from ...evidence import (B, SEED, Evidence, bootstrap_indices, optimal_block_length, spearman,
                                    stationary_bootstrap_indices)
 from ...schema import CH3_MODELS
 from .params import VARIANTS
@@ -169,8 +169,8 @@ def _run_blocks(rows, seed, columns=("epoch_time", "lif")) -> np.ndarray:
 def regression_quantities(epochs, fitted) -> dict:
     """``lif_r2`` (bootstrap over rows) and ``lif_beta2`` (the fit's standard error) per model of eq. 3.9.
 
-    ``epochs`` is :func:`perfkit.model.phases.epoch_frame` of the measured runs, ``fitted``
-    the Table 3.5 layout of :func:`perfkit.model.lif.fit_lif_regression` on it (with ``se_beta2``).
+    ``epochs`` is :func:`perfkit.model.analytic.phases.epoch_frame` of the measured runs, ``fitted``
+    the Table 3.5 layout of :func:`perfkit.model.analytic.lif.fit_lif_regression` on it (with ``se_beta2``).
     R² is refitted on each resample of a model's rows by least squares (:func:`_run_blocks`: the
     iterations of each run resampled in blocks); β2's draws come from its normal approximation.
     """
@@ -198,7 +198,7 @@ def framework_speedups(measured_split, n_train: int = 60000, cells=None) -> dict
     """``{framework: {model: Evidence}}``: the measured speedup on each model's largest worker count.
 
     ``measured_split`` holds one framework label per row (``load_phases(..., split_frameworks=True)``);
-    ``cells``, when given, is its :func:`perfkit.model.phases.bootstrap_cells` (computed otherwise).
+    ``cells``, when given, is its :func:`perfkit.model.analytic.phases.bootstrap_cells` (computed otherwise).
     """
     cells = bootstrap_cells(measured_split, n_train=n_train) if cells is None else cells
     out: dict = {}
@@ -215,7 +215,7 @@ def framework_speedups(measured_split, n_train: int = 60000, cells=None) -> dict
 def _contrast(cells, column, subject, others, models, workers, op, mode="phased") -> dict:
     """``{(model, G, other): Evidence}`` of ``op(column of subject, column of other)`` per resample.
 
-    ``cells`` is :func:`perfkit.model.phases.bootstrap_cells` output; frameworks are
+    ``cells`` is :func:`perfkit.model.analytic.phases.bootstrap_cells` output; frameworks are
     matched by name (``"MXNet"`` finds ``"MXNet (cpu, measured)"``). Cells missing
     on either side are left out.
     """

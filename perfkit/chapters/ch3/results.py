@@ -26,7 +26,7 @@ class Ch3Quantities(Quantities):
     label: str | None = None  # the main measured file's framework label
     frameworks: list | None = None  # every measured framework label, main file first
     t_c: dict | None = None  # model -> {G: mean t_c on G workers} of the main file (G >= 2), in s
-    speedup_table: Any = None  # the main file's measured speedup (:func:`perfkit.model.phases.measured_speedup`)
+    speedup_table: Any = None  # the main file's measured speedup (:func:`perfkit.model.analytic.phases.measured_speedup`)
     t_c_trend: dict | None = None
     speedup_cells: dict | None = None
     speedup: dict | None = None
@@ -73,7 +73,7 @@ class Published:
     t33: Any
     t34: Any
     t35: Any
-    predicted: Any  # :func:`perfkit.model.phases.predicted_speedups` in the chosen forms
+    predicted: Any  # :func:`perfkit.model.analytic.phases.predicted_speedups` in the chosen forms
 
 
 @dataclass
@@ -87,14 +87,14 @@ class Measured:
     frameworks: list  # framework labels, main file first
     mode: str  # ``measured_mode``
     setup: Any  # one row per measured file (:func:`~perfkit.chapters.ch3.compute.framework_setup`)
-    phases: Any  # Table 3.2 layout (:func:`perfkit.model.phases.measured_table3_2`)
+    phases: Any  # Table 3.2 layout (:func:`perfkit.model.analytic.phases.measured_table3_2`)
     breakdown: Any  # mean phase times per (framework, model, workers, rank), in s
-    remainder: Any  # :func:`perfkit.model.phases.phase_remainder`
-    t_comm: Any = None  # Table 3.3 layout (:func:`perfkit.model.phases.measured_t_comm`)
-    lif: Any = None  # Table 3.4 layout (:func:`perfkit.model.phases.measured_lif`)
+    remainder: Any  # :func:`perfkit.model.analytic.phases.phase_remainder`
+    t_comm: Any = None  # Table 3.3 layout (:func:`perfkit.model.analytic.phases.measured_t_comm`)
+    lif: Any = None  # Table 3.4 layout (:func:`perfkit.model.analytic.phases.measured_lif`)
     speedup: Any = None  # measured speedups and eq. 3.7 on the measured phases
-    overlap: Any = None  # :func:`perfkit.model.phases.overlap_vs_phased`
-    lif_fit: Any = None  # Table 3.5 layout of the refitted eq. 3.9 (:func:`perfkit.model.lif.fit_lif_regression`)
+    overlap: Any = None  # :func:`perfkit.model.analytic.phases.overlap_vs_phased`
+    lif_fit: Any = None  # Table 3.5 layout of the refitted eq. 3.9 (:func:`perfkit.model.analytic.lif.fit_lif_regression`)
 
 
 @dataclass

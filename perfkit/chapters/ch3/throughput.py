@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...report.uncertainty import B, SEED, Evidence, bootstrap_indices
+from ...evidence import B, SEED, Evidence, bootstrap_indices
 
 __all__ = ["THROUGHPUT_SOURCE", "MIN_CONFIGS", "throughput_quantities"]
 

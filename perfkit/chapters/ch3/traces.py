@@ -14,7 +14,7 @@ seconds of that step spent synchronising gradients. In the thesis's terms (Chapt
 
 Every job is read at one per-GPU batch (:func:`reference_batch`), and a cell of G GPUs is the median over the
 runs with G GPUs (every placement and the scalability study). Intervals: each row's step and synchronisation
-times are multiplied, in each of :data:`~perfkit.report.uncertainty.B` resamples, by the relative deviation of
+times are multiplied, in each of :data:`~perfkit.evidence.B` resamples, by the relative deviation of
 a row drawn from the same job's *replicates* (runs of the same GPU counts per node in another node order, e.g.
 ``"1123"`` and ``"1213"``, at the same batch), which measure how much a repeated run moves; the regression and
 correlation also resample their rows.
@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...report.uncertainty import B, SEED, Evidence, bootstrap_indices, spearman
+from ...evidence import B, SEED, Evidence, bootstrap_indices, spearman
 from .quantities import log_slope
 
 __all__ = ["TRACE_SOURCE", "reference_batch", "replicate_deviations", "trace_quantities"]

@@ -1,6 +1,6 @@
 """Chapter 4's claims ledger: :data:`CLAIMS`, judged on typed quantities (:class:`Ch4Quantities`).
 
-Each claim's quantity is an :class:`~perfkit.report.uncertainty.Evidence` computed from the chapter's results:
+Each claim's quantity is an :class:`~perfkit.evidence.Evidence` computed from the chapter's results:
 held-out errors resampled by a paired bootstrap, per-seed parameters resampled over seeds, level effects
 drawn from an OLS fit's normal approximation, or printed numbers drawn within their rounding. A quantity
 computed for a verdict is kept on its :class:`Ch4Quantities` (:meth:`~perfkit.chapters.common.Quantities.memo`),
@@ -13,9 +13,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from ...data.thesis import load_thesis_table
-from ...model.fitting import resolved_std, spread_resolution
+from ...model.selection.fitting import resolved_std, spread_resolution
 from ...report.claims import Claim, fmt, worst
-from ...report.uncertainty import (B, METRICS, SEED, Evidence, fmt_interval, half_unit, normal_draws,
+from ...evidence import (B, METRICS, SEED, Evidence, fmt_interval, half_unit, normal_draws,
                                    paired_bootstrap, percentile_interval, rounding_draws, seed_bootstrap)
 from ..common import Quantities
 
@@ -125,7 +125,7 @@ def _cols(params, prefix):
 
 
 def _resolution(v, axis):
-    """:func:`~perfkit.model.fitting.spread_resolution` of the mean over seeds along ``axis``."""
+    """:func:`~perfkit.model.selection.fitting.spread_resolution` of the mean over seeds along ``axis``."""
     return spread_resolution(v.mean(axis=axis))
 
 
@@ -225,7 +225,7 @@ def _l2_spread(q):
 def level_ratio(effects, factor: str, level: str, reference: str, seed=None):
     """Time at ``factor=level`` over time at ``factor=reference``, other hyperparameters fixed, as :class:`Evidence`.
 
-    ``effects`` is ``(params, cov, levels)`` of :func:`perfkit.model.scaling.level_effects`; the draws come
+    ``effects`` is ``(params, cov, levels)`` of :func:`perfkit.model.analytic.scaling.level_effects`; the draws come
     from the coefficients' normal approximation (``seed``: another seed for independent draws, e.g. one per
     framework). None when a level was not measured.
     """

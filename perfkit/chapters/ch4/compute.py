@@ -12,12 +12,12 @@ import pandas as pd
 
 from ...data.measured import load_provenance, load_steps, provenance_path, thesis_split
 from ...data.thesis import framework_name
-from ...model.baselines import compare_models, make_baseline
-from ...model.fitting import fit_repeated, regularisation_sweep
-from ...model.paired import paired_ratios
-from ...model.scaling import level_effects
-from ...model.search import make_form
-from ...report.uncertainty import (METRICS, SEED, B, Evidence, normal_draws, paired_bootstrap, percentile_interval,
+from ...model.selection.baselines import compare_models, make_baseline
+from ...model.selection.fitting import fit_repeated, regularisation_sweep
+from ...model.selection.paired import paired_ratios
+from ...model.analytic.scaling import level_effects
+from ...model.selection.search import make_form
+from ...evidence import (METRICS, SEED, B, Evidence, normal_draws, paired_bootstrap, percentile_interval,
                                    seed_bootstrap)
 from ...schema import ROLES, resolve
 from ..result import ParameterError

@@ -6,7 +6,7 @@ rows of any of them, taken in file order (the first ``n`` configurations each ma
 in the chapter's proportion n_fit : n_test with the chapter's ``split_seed``. On each, the generic model
 (eq. 4.4) is fitted as Table 4.2 fits it (no regularisation; the chapter's engine, seeds and budget, the
 best objective kept), and its q(workers) gets a 95 % interval from a case bootstrap of the fit rows: :data:`RESAMPLES` resamples (:data:`QUICK_RESAMPLES` in quick mode), drawn with the fixed seed
-:data:`~perfkit.report.uncertainty.SEED`, each refitted once with seed 0 in the same order, so the interval is
+:data:`~perfkit.evidence.SEED`, each refitted once with seed 0 in the same order, so the interval is
 the same on every run and for every ``n_jobs``.
 
 The files share a sampler and its seed, not necessarily their configurations: the sampler draws the worker
@@ -21,9 +21,9 @@ from pathlib import Path
 import numpy as np
 
 from ...data.measured import load_provenance, load_steps, provenance_path, thesis_split
-from ...model.fitcache import cached_fit
-from ...model.fitting import fit_repeated, run_parallel
-from ...report.uncertainty import METRICS, SEED, B, Evidence, bootstrap_indices, paired_bootstrap
+from ...model.engine.fitcache import cached_fit
+from ...model.selection.fitting import fit_repeated, run_parallel
+from ...evidence import METRICS, SEED, B, Evidence, bootstrap_indices, paired_bootstrap
 from ...schema import resolve
 from ..ch3.machines import machine_label
 from .params import Params, make_model

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import numpy as np
 
-from ...model.metrics import mae, mape, mse, r2, rmse
-from ...model.scaling import scaling_power
-from ...report.uncertainty import Evidence
+from ...model.selection.metrics import mae, mape, mse, r2, rmse
+from ...model.analytic.scaling import scaling_power
+from ...evidence import Evidence
 from ..store import Results
 
 __all__ = ["FrameworkFit", "MachineFit", "Ch4Results", "HeldOutSplit", "error_row", "FIT_NAMES"]
@@ -48,8 +48,8 @@ class FrameworkFit(HeldOutSplit):
     ``fits`` holds the repeated generic-model fits (:data:`FIT_NAMES`); ``preds`` the held-out predictions of
     those fits' best seeds and of the random forest (``RF``) and SVR; ``comparison`` the held-out metrics of
     DE, DE+L2, RF and SVR (journal Table 5's layout); ``sweep`` the λ sweep's long table
-    (:func:`perfkit.model.fitting.regularisation_sweep`); ``effects`` the OLS level effects
-    (:func:`perfkit.model.scaling.level_effects`: params, covariance, levels) over every measured row.
+    (:func:`perfkit.model.selection.fitting.regularisation_sweep`); ``effects`` the OLS level effects
+    (:func:`perfkit.model.analytic.scaling.level_effects`: params, covariance, levels) over every measured row.
     """
 
     label: str

@@ -13,7 +13,7 @@ from pathlib import Path
 import pandas as pd
 
 from ...data.thesis import figure_stem, load_thesis_table
-from ...model.scaling import scaling_power
+from ...model.analytic.scaling import scaling_power
 from ...report import plots
 from ...report.claims import judge_all
 from ...schema import voxels

@@ -4,7 +4,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ...report.claims import Claim, fmt
-from ...report.uncertainty import B, METRICS, SEED, Evidence, paired_bootstrap
+from ...evidence import B, METRICS, SEED, Evidence, paired_bootstrap
 from ..ch4 import MIN_SEEDS, SOURCES, heldout_difference, level_ratio, mean_over_seeds, ratio_text, seed_statistic, slowest
 from ..ch4.claims import heldout_metric
 from ..common import Quantities

@@ -10,10 +10,10 @@ import pandas as pd
 
 from ...data.measured import load_provenance, load_steps, provenance_path, thesis_split
 from ...data.thesis import framework_name
-from ...model.baselines import compare_models, make_baseline
-from ...model.fitting import fit_repeated
-from ...model.metrics import mape
-from ...model.scaling import core_bound, level_effects, volume_exponents
+from ...model.selection.baselines import compare_models, make_baseline
+from ...model.selection.fitting import fit_repeated
+from ...model.selection.metrics import mape
+from ...model.analytic.scaling import core_bound, level_effects, volume_exponents
 from ...schema import ROLES, resolve
 from .. import ch4
 from ..ch4.results import HeldOutSplit
@@ -25,7 +25,7 @@ __all__ = ["Ch5Results", "VolumeStudy", "compute", "inputs"]
 
 @dataclass
 class VolumeStudy:
-    """§4: the exponents q(batch), q(workers) per volume size (:func:`perfkit.model.scaling.volume_exponents`),
+    """§4: the exponents q(batch), q(workers) per volume size (:func:`perfkit.model.analytic.scaling.volume_exponents`),
     the best q(workers) the measuring machine's cores allow (``q_bound``) and where it was measured."""
 
     table: object

@@ -12,7 +12,7 @@ from ..result import ParameterError, ParamsBase, existing_file, make_params, num
 
 __all__ = ["Params", "check_params", "VOLUME_COLUMNS"]
 
-#: columns of the volume study that section 4 needs besides the target (:func:`perfkit.model.scaling.volume_exponents`)
+#: columns of the volume study that section 4 needs besides the target (:func:`perfkit.model.analytic.scaling.volume_exponents`)
 VOLUME_COLUMNS = ("workers", "batch_size", "num_filters", "volume")
 
 

@@ -14,7 +14,7 @@ DeepLearningExamples' published tables, split 2/3 to fit), and computes
    of every interpretable form: the thesis form (eq. 4.4, default engine, MAE and relative loss),
    the log-space power law (:class:`perfkit.model.LogLinearModel`, its richest variant), the hybrid
    form on analytic costs (:class:`perfkit.model.HybridModel`, our networks only) and the form the
-   cross-validated search picks (:func:`perfkit.model.search.search_forms`); beside them the black
+   cross-validated search picks (:func:`perfkit.model.selection.search.search_forms`); beside them the black
    boxes (random forest, SVR, gradient boosting) and, where ``benchmarks/results/extrap.json``
    holds it for the same split, Extra-P;
 2. Table 6.2: the search's candidates (CV MAPE ± standard error, parameters, the one-standard-error

@@ -13,7 +13,7 @@ import numpy as np
 from scipy.stats import beta
 
 from ...report.claims import Claim, fmt
-from ...report.uncertainty import METRICS, B, Evidence, paired_bootstrap
+from ...evidence import METRICS, B, Evidence, paired_bootstrap
 from ..common import Quantities
 from .params import (BLACK_BOXES, COVERAGE, COVERAGE_BAND, DATASETS, DATASET_NAMES, MEASURED, METHOD_LABELS,
                      RATE_FACTOR, TUNED)

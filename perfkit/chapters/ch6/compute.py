@@ -15,10 +15,10 @@ import numpy as np
 import pandas as pd
 from joblib import delayed
 
-from ...model.fitting import run_parallel
-from ...model.intervals import ExtrapolationWarning, coverage_of, predictable_rows
-from ...model.search import n_parameters, search_forms
-from ...report.uncertainty import SEED
+from ...model.selection.fitting import run_parallel
+from ...model.uncertainty.conformal import ExtrapolationWarning, coverage_of, predictable_rows
+from ...model.selection.search import n_parameters, search_forms
+from ...evidence import SEED
 from ...schema import resolve
 from .data import dataset_files, load_split, median_base, read_extrap
 from .models import (JOB_COST, compute_rate, fit_baseline, fit_interval_model, fit_tuned, formula, interpretable,

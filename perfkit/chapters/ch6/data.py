@@ -11,9 +11,9 @@ import numpy as np
 from ..._io import read_json
 from ...data.external import EXTERNAL_DATASETS, load_external
 from ...data.measured import load_steps, thesis_split
-from ...model.baselines import train_test_split_frame
-from ...model.costs import CONFIG_KEYS
-from ...model.intervals import seen_rows
+from ...model.selection.baselines import train_test_split_frame
+from ...model.forms.costs import CONFIG_KEYS
+from ...model.uncertainty.conformal import seen_rows
 from ...schema import ROLES, provenance_path, resolve
 from ..result import show_path
 from .params import EXTERNAL_TEST, EXTRAP, MEASURED, QUICK_ROWS, Params, roles_key

@@ -10,12 +10,12 @@ from sklearn.base import clone
 from sklearn.model_selection import KFold
 from threadpoolctl import threadpool_limits
 
-from ...model.baselines import make_baseline
-from ...model.blackbox import black_box_reference
-from ...model.generic import TINY, GenericPerformanceModel
-from ...model.intervals import ConformalRegressor, ExtrapolationWarning, predictable_rows
-from ...model.search import THESIS_SEARCH, make_form
-from ...model.whatif import whatif
+from ...model.selection.baselines import make_baseline
+from ...model.selection.blackbox import black_box_reference
+from ...model.forms.generic import TINY, GenericPerformanceModel
+from ...model.uncertainty.conformal import ConformalRegressor, ExtrapolationWarning, predictable_rows
+from ...model.selection.search import THESIS_SEARCH, make_form
+from ...model.uncertainty.whatif import whatif
 from .data import Split
 from .params import COVERAGE, Params
 
@@ -101,7 +101,7 @@ def fit_baseline(kind: str, roles: dict, X, y):
 
 def fit_tuned(roles: dict, X, y, folds: int):
     """``(model, seconds, note)``: the calibrated black-box reference (the best of RF, gradient boosting and SVR,
-    each tuned by ``folds``-fold CV on these rows, :func:`~perfkit.model.blackbox.black_box_reference`) refitted on
+    each tuned by ``folds``-fold CV on these rows, :func:`~perfkit.model.selection.blackbox.black_box_reference`) refitted on
     every row, on one BLAS thread; the note names the kind and setting chosen."""
     start = time.perf_counter()
     with threadpool_limits(1), warnings.catch_warnings():
@@ -146,7 +146,7 @@ def rate_samples(estimator, X, y, seeds) -> np.ndarray:
 
 
 def whatif_table(model, base, workers, coverage: float = COVERAGE):
-    """:func:`perfkit.model.whatif.whatif` over the worker counts ``workers`` (integers), without its
+    """:func:`perfkit.model.uncertainty.whatif.whatif` over the worker counts ``workers`` (integers), without its
     extrapolation warning (the table marks those rows; the chapter reads them)."""
 
     with warnings.catch_warnings():

@@ -35,12 +35,12 @@ EXTERNAL_TEST = 1 / 3
 #: quick mode: rows fitted and held out per dataset (a third-party dataset is first subsampled to their sum)
 QUICK_ROWS = (300, 150)
 #: quick mode: folds, forms searched, bootstrap refits of the hybrid (the thesis form gets the search's engine budget,
-#: :data:`perfkit.model.search.THESIS_SEARCH`)
+#: :data:`perfkit.model.selection.search.THESIS_SEARCH`)
 QUICK_CV, QUICK_FORMS, QUICK_RATE_B = 3, ("loglinear", "hybrid"), 50
 #: quick mode: the datasets kept (NVIDIA DLE's five categoricals make its fits too slow for a smoke test); the thesis
 #: form is fitted once, without intervals
 QUICK_DATASETS = ("ch4", "ch5", "lambda")
-#: forms Chapter 6's search can try (of :data:`perfkit.model.search.FORMS`); the symbolic form is fitted on every
+#: forms Chapter 6's search can try (of :data:`perfkit.model.selection.search.FORMS`); the symbolic form is fitted on every
 #: dataset as a method of its own (Tables 6.1 and 6.3) but not searched: `perfkit fit --form auto` tries it too
 FORMS = ("thesis", "loglinear", "hybrid")
 #: nominal coverage of the prediction intervals
@@ -53,7 +53,7 @@ RATE_B = 200
 RATE_FACTOR = 1.2
 #: the interpretable forms fitted with conformal intervals, then the black boxes (default settings), then the
 #: calibrated black-box reference (the best of RF, GB and SVR, each tuned by CV on the rows to fit:
-#: :func:`perfkit.model.blackbox.black_box_reference`), in table order
+#: :func:`perfkit.model.selection.blackbox.black_box_reference`), in table order
 INTERPRETABLE = ("thesis", "thesis_rel", "loglinear", "hybrid", "symbolic")
 BLACK_BOXES = ("RF", "SVR", "GB")
 TUNED = "tuned"

@@ -49,7 +49,7 @@ class DatasetFit:
 
     ``methods`` maps a method (:data:`~perfkit.chapters.ch6.METHODS`) to its :class:`MethodFit`, the
     auto-selected form first; ``models`` the fitted perfkit models among them (the black boxes are kept as
-    predictions only); ``candidates`` is the search's table (:class:`perfkit.model.search.FormSearch`);
+    predictions only); ``candidates`` is the search's table (:class:`perfkit.model.selection.search.FormSearch`);
     ``formulas`` the rows of Table 6.3; ``extrap`` Extra-P's rows (label → ``{"MAPE", "note"}``);
     ``rates`` the hybrid form's rates table and ``compute_rate`` its compute rate with its bootstrap refits
     (ch4 and ch5 only).

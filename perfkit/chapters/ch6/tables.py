@@ -6,9 +6,9 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ...model.metrics import mape, r2
+from ...model.selection.metrics import mape, r2
 from ...report.tables import rounded, sig
-from ...report.uncertainty import METRICS, paired_bootstrap, percentile_interval
+from ...evidence import METRICS, paired_bootstrap, percentile_interval
 from .claims import coverage_evidence
 from .params import DATASETS, EXTRAP, METHODS, METHOD_LABELS
 from .results import Ch6Results, DatasetFit

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ...report.claims import Claim, fmt
-from ...report.uncertainty import B, SEED, Evidence, bootstrap_indices
+from ...evidence import B, SEED, Evidence, bootstrap_indices
 from ..common import Quantities
 
 __all__ = ["CLAIMS", "Ch7Quantities", "grouped_mape"]

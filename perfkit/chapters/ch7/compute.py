@@ -1,14 +1,14 @@
 """Chapter 7's computation: measure small, predict large, into :class:`Ch7Results`.
 
 Three extrapolation studies, each fitted on the small end of one scale column and scored beyond it
-(:mod:`perfkit.model.extrapolation`):
+(:mod:`perfkit.model.uncertainty.extrapolation`):
 
 1. **Pollux's traces** (six jobs on 16 nodes × 4 T4, :func:`perfkit.data.pollux.load_pollux`), each job
    modelled on its own: fit on the rows with at most ``fit_max_gpus`` GPUs, predict those with
    ``test_min_gpus``–``test_max_gpus``. The step-time form is chosen among the phase-aware candidates
    (:func:`candidates`) by inner extrapolation splits of the fit rows only (:data:`~.params.INNER_SPLITS`). Its
    intervals are calibrated per job on the same inner splits and widened by κ, how much further the **other** jobs'
-   scored rows fell than their own inner splits promised (:func:`~perfkit.model.extrapolation.calibrate_transfer`,
+   scored rows fell than their own inner splits promised (:func:`~perfkit.model.uncertainty.extrapolation.calibrate_transfer`,
    leave-one-job-out: no scored row of a job calibrates that job's interval). Baselines on the same split: Pollux's own model
    (re-implemented), the log-linear form, and a random forest and gradient boosting on log features tuned by
    cross-validation on the fit rows. The measured ``sync_time`` is given to ``fit`` only.
@@ -30,15 +30,15 @@ from threadpoolctl import threadpool_limits
 from ..._io import read_json
 from ...data.external import EXTERNAL_DATASETS
 from ...data.measured import load_steps, provenance_path
-from ...model.baselines import make_baseline
-from ...model.extrapolation import (calibrate_transfer, error_table, extrapolation_interval,
+from ...model.selection.baselines import make_baseline
+from ...model.uncertainty.extrapolation import (calibrate_transfer, error_table, extrapolation_interval,
                                     extrapolation_predictions, scale_split, select_median_of_top)
-from ...model.forms import LogLinearModel
-from ...model.generic import GenericPerformanceModel
-from ...model.search import make_form
-from ...model.scale_intervals import ScaleIntervalModel, inner_splits
-from ...model.stepmodels import MedianOfModels, PhaseAwareStepModel, PolluxStepModel
-from ...model.whatif import whatif
+from ...model.forms.loglinear import LogLinearModel
+from ...model.forms.generic import GenericPerformanceModel
+from ...model.selection.search import make_form
+from ...model.uncertainty.scale_intervals import ScaleIntervalModel, inner_splits
+from ...model.forms.stepmodels import MedianOfModels, PhaseAwareStepModel, PolluxStepModel
+from ...model.uncertainty.whatif import whatif
 from ...schema import ROLES, resolve
 from ..store import Results
 from .params import INNER_SPLITS, QUICK_INNER_SPLITS, Params
@@ -58,7 +58,7 @@ class ScaleStudy:
     """One extrapolation study: the test rows with every model's prediction, and their errors.
 
     ``predictions``: the rows beyond ``fit_max`` (group, the scale column, ``factor`` = column / fit_max, target,
-    and one column per model); ``errors``: :func:`perfkit.model.extrapolation.error_table` of every model on the
+    and one column per model); ``errors``: :func:`perfkit.model.uncertainty.extrapolation.error_table` of every model on the
     rows between ``test_min`` and ``test_max``.
     """
 
@@ -118,7 +118,7 @@ def candidates(quick: bool = False) -> dict:
 
 def select_step_model(fit_rows, splits, forms: dict, predict_drop=("sync_time",)):
     """The step-time model of the traces, chosen on inner splits of the fit rows only: the median of the best k
-    candidates of ``forms`` (:func:`perfkit.model.extrapolation.select_median_of_top`; k = 1 is the best
+    candidates of ``forms`` (:func:`perfkit.model.uncertainty.extrapolation.select_median_of_top`; k = 1 is the best
     candidate itself). Returns ``(label, unfitted model, candidate scores, scores per k)``."""
     names, scores, k_scores = select_median_of_top(forms, fit_rows, "n_gpus", "t_iter", list(splits),
                                                    predict_drop=list(predict_drop))
@@ -358,7 +358,7 @@ def _ch4(p: Params, frame) -> ScaleStudy | None:
 
 def _ch4_whatif(frame, form, p: Params):
     """``perfkit whatif`` of the log-linear form fitted on batch <= ``ch4_fit_max_batch`` with intervals that
-    widen beyond it (:class:`~perfkit.model.scale_intervals.ScaleIntervalModel`), over every measured batch size,
+    widen beyond it (:class:`~perfkit.model.uncertainty.scale_intervals.ScaleIntervalModel`), over every measured batch size,
     from the first fitted configuration."""
     fit = frame[frame["batch_size"] <= p.ch4_fit_max_batch]
     X, y = fit.drop(columns=["epoch_time"]), fit["epoch_time"].to_numpy(dtype=float)

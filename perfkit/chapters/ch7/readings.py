@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...report.claims import fmt
-from ...report.uncertainty import verdict
+from ...evidence import verdict
 from ..common import verdict_counts, verdict_text
 
 __all__ = ["ch7_readings", "margin_side"]
@@ -15,7 +15,7 @@ _SIDES = {"holds": "better", "does not hold": "worse", "inconclusive": "not dist
 
 def margin_side(lo: float, hi: float) -> str:
     """Where the 95 % interval ``[lo, hi]`` of the selected model's margin over the best baseline lies, by the
-    ledger's rule (:func:`perfkit.report.uncertainty.verdict` of "margin < 0"): "better" below 0, "worse" above,
+    ledger's rule (:func:`perfkit.evidence.verdict` of "margin < 0"): "better" below 0, "worse" above,
     "not distinguishable" when it touches or holds 0."""
     return _SIDES[verdict(lo, hi, "<", 0.0)]
 

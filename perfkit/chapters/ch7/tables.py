@@ -31,7 +31,7 @@ def by_factor(study) -> pd.DataFrame:
 def coverage_table(test, level: float, q_by_job: dict, calibration=None) -> pd.DataFrame:
     """Share (%) of the scored rows inside the selected model's intervals, per job and per factor, with the
     fitted half-width q (log units per unit of distance) and the median relative half-width; with ``calibration``
-    (:func:`perfkit.model.extrapolation.calibrate_transfer`'s table) also each job's inner q and inflation κ."""
+    (:func:`perfkit.model.uncertainty.extrapolation.calibrate_transfer`'s table) also each job's inner q and inflation κ."""
     inside = (test["t_iter"] >= test["lower"]) & (test["t_iter"] <= test["upper"])
     half = (test["upper"] - test["lower"]) / 2 / test["selected"]
     cal = {} if calibration is None else calibration.to_dict(orient="index")

@@ -3,7 +3,7 @@
 Every layer is built with its input size given (``in_channels``/``in_units``),
 so that the parameters exist at once (no deferred initialisation) and their
 count is known before the first batch; it equals the PyTorch model's
-(:func:`perfkit.model.costs.network_costs`). Layout NCHW, as PyTorch's.
+(:func:`perfkit.model.forms.costs.network_costs`). Layout NCHW, as PyTorch's.
 
 ``cnn``, ``mlp``, ``ae``
     the Chapter 3 networks of :func:`.torch_models.build_ch3_model`.

@@ -1,0 +1,322 @@
+"""Measure small, predict large: a fitted form with prediction intervals that widen with the extrapolation distance.
+
+A model fitted on the rows where a scale column (GPUs, workers, nodes, batch) is at most ``fit_max`` predicts the
+rows beyond it. Its errors grow with how far beyond, so one interval width for every row is wrong twice: too
+wide near the measured rows, too narrow far from them. :class:`ScaleIntervalModel` calibrates the interval on
+**inner** extrapolation splits of the fit rows (:func:`inner_splits`: fit on the rows up to a quarter and up to
+half of ``fit_max``, score the rows between that and ``fit_max``), with the split-conformal scores
+|log(y/ŷ)| / d of :func:`perfkit.model.uncertainty.extrapolation.calibrate_extrapolation` (d = 1 + log2(value / inner max):
+1 at the edge of the fit rows, 2 at twice it). At a new row the interval is ŷ·exp(±q·d), d = 1 + log2(value /
+``fit_max``): the same as a plain conformal interval inside the fitted range and wider the farther beyond it
+(:func:`perfkit.model.uncertainty.extrapolation.extrapolation_interval`).
+
+The scores assume that the error per unit of distance is about the same at the inner splits' scale as beyond
+``fit_max``: nothing guarantees it (``benchmarks/results/scale.md`` measures it). ``inflation`` (κ > 0, default 1)
+multiplies q for that: κ measured on other groups that were fitted and predicted on the same split (e.g. other jobs
+of the same cluster: :func:`perfkit.model.uncertainty.extrapolation.transfer_inflation` of their
+:func:`~perfkit.model.uncertainty.extrapolation.inflation_ratios`), so that the interval of a new group uses its own fit rows
+and the other groups' rows beyond ``fit_max``, never its own. The interval is then ŷ·exp(±κ·q·d).
+
+The model saves itself as JSON (``perfkit.ScaleIntervalModel``: the wrapped form's own document, the scores, the
+fitted ranges and levels), never pickle.
+"""
+from __future__ import annotations
+
+import math
+import time
+import warnings
+
+import numpy as np
+from sklearn.base import BaseEstimator, RegressorMixin
+
+from ..._checks import check_number
+from ..base import PerformanceForm, RowCapabilities
+from .extrapolation import distance, extrapolation_interval, extrapolation_predictions
+from .conformal import ExtrapolationWarning
+from ..persist import SavedModel, is_finite, jsonable, model_from_doc
+from .ranges import check_saved_ranges, column_ranges, outside_fitted
+from ..validation import (column_list, first_bad_row, missing_column_error, numeric_column, target_column,
+                         validate_target)
+
+__all__ = ["ScaleIntervalModel", "default_fit_max", "inner_splits", "MIN_INNER_FIT", "MIN_INNER_TEST", "MAX_INFLATION"]
+
+#: the fewest rows an inner split fits on and scores, so that a form can be fitted and the scores mean something
+MIN_INNER_FIT = 5
+MIN_INNER_TEST = 2
+#: the inner splits fit on the rows up to fit_max / r for each r (largest first: the farthest extrapolation first)
+INNER_RATIOS = (4.0, 2.0)
+#: the largest ``inflation`` κ accepted (a wider factor on the log half-width gives intervals of 0 to inf seconds)
+MAX_INFLATION = 100.0
+
+
+def default_fit_max(values):
+    """The default ``fit_max`` of a scale column: its largest value that is at most half its largest, so that the
+    rows beyond reach at least twice the fitted maximum (a 2× extrapolation); None when no value is."""
+    v = np.unique(np.asarray(values, dtype=float))
+    below = v[v <= v.max() / 2.0]
+    return float(below.max()) if len(below) else None
+
+
+def inner_splits(values, fit_max, min_fit: int = MIN_INNER_FIT, min_test: int = MIN_INNER_TEST) -> list:
+    """Inner extrapolation splits of the fit rows (``values``: their scale column, all <= ``fit_max``):
+    ``[(inner_max, test_min, fit_max), ...]`` for inner_max the largest value <= fit_max / r (r of
+    :data:`INNER_RATIOS`), test_min the next value above it; a split is kept when it fits on at least ``min_fit``
+    rows and scores at least ``min_test``. Empty when none is."""
+    v = np.asarray(values, dtype=float)
+    out = []
+    for r in INNER_RATIOS:
+        below = v[v <= fit_max / r]
+        if not len(below):
+            continue
+        m = float(below.max())
+        above = v[(v > m) & (v <= fit_max)]
+        if len(below) >= min_fit and len(above) >= min_test and all(s[0] != m for s in out):
+            out.append((m, float(above.min()), float(fit_max)))
+    return out
+
+
+def _check_splits(splits, fit_max) -> list:
+    ok = isinstance(splits, (list, tuple)) and len(splits) > 0 and all(
+        isinstance(s, (list, tuple)) and len(s) == 3 and all(is_finite(x) and x > 0 for x in s)
+        and s[0] < s[1] <= s[2] <= fit_max for s in splits)
+    if not ok:
+        raise ValueError(f"splits: expected a non-empty list of (inner_max, test_min, test_max) with inner_max < "
+                         f"test_min <= test_max <= fit_max ({fit_max:g}), got {splits!r}")
+    return [tuple(float(x) for x in s) for s in splits]
+
+
+def _refuse_nonfinite(X, bad, what: str) -> None:
+    """One ``ValueError`` naming the first row of ``X`` marked ``bad`` (a prediction or interval not finite)."""
+    at = first_bad_row(bad, X.index)
+    if at:
+        raise ValueError(f"X: the {what} for row {at[1]!r} is not a finite time > 0: its column values are far "
+                         "outside the fitted range")
+
+
+class ScaleIntervalModel(RowCapabilities, SavedModel, RegressorMixin, BaseEstimator):
+    """A model form fitted on the rows with ``column`` <= ``fit_max``, with intervals that widen beyond it.
+
+    Parameters
+    ----------
+    estimator : PerformanceForm
+        The form (unfitted; cloned by :meth:`fit` and on each inner split).
+    column : str
+        The scale column (finite numbers > 0) along which the model extrapolates.
+    fit_max : float
+        The largest value of ``column`` among the fit rows (> 0).
+    splits : list of (inner_max, test_min, test_max)
+        Inner splits of the fit rows (:func:`inner_splits`): fit on ``column`` <= inner_max, score the rows with
+        test_min <= ``column`` <= test_max.
+    phases : list of str
+        Columns measured in fit only (e.g. a synchronisation time): the inner predictions never see them.
+    inflation : float, default 1.0
+        κ > 0: the half-width is κ·q (:meth:`half_width`); 1 keeps the inner splits' q.
+
+    Attributes
+    ----------
+    estimator_ : PerformanceForm
+        The form fitted on every fit row: :meth:`predict`.
+    scores_ : numpy.ndarray
+        |log(y/ŷ)| / d of the inner splits' scored rows (d from each split's inner_max), pooled.
+    ranges_, levels_ : dict
+        Fitted min–max of the form's numeric and extrinsic columns and of ``column``; levels of its categorical
+        columns (:meth:`extrapolated`).
+    """
+
+    json_format = "perfkit.ScaleIntervalModel"
+    json_version = 1
+    fitted_keys = ("estimator", "scores", "ranges", "levels", "fit_time")
+    #: ``inflation``: absent from files written before it existed (they mean 1)
+    optional_settings = ("inflation",)
+    fitted_attribute = "scores_"
+
+    def __init__(self, estimator=None, *, column="n_gpus", fit_max=1.0, splits=(), phases=(), inflation=1.0):
+        self.estimator = estimator
+        self.column = column
+        self.fit_max = fit_max
+        self.splits = splits
+        self.phases = phases
+        self.inflation = inflation
+
+    # ------------------------------------------------------------------ settings
+    def _settings(self):
+        if not isinstance(self.column, str) or not self.column:
+            raise ValueError(f"column: expected a column name, got {self.column!r}")
+        fit_max = check_number("fit_max", self.fit_max, positive=True)
+        phases = column_list("phases", list(self.phases))
+        if self.column in phases:
+            raise ValueError(f"column {self.column!r} is a phase column (measured in fit only), not a scale column")
+        self._inflation()
+        return fit_max, _check_splits(self.splits, fit_max), phases
+
+    def _inflation(self) -> float:
+        kappa = check_number("inflation", self.inflation, positive=True)
+        if kappa > MAX_INFLATION:
+            raise ValueError(f"inflation: expected at most {MAX_INFLATION:g} (κ widens the intervals' log half-width; "
+                             f"transfer calibration gives about 1 to 3), got {self.inflation!r}")
+        return kappa
+
+    @classmethod
+    def _setting_names(cls) -> list:
+        return ["column", "fit_max", "splits", "phases", "inflation"]
+
+    @classmethod
+    def _from_settings(cls, settings):
+        model = cls(None, **settings)
+        return model, model._settings()
+
+    def _settings_doc(self) -> dict:
+        fit_max, splits, phases = self._settings()
+        return {"column": self.column, "fit_max": fit_max, "splits": [list(s) for s in splits], "phases": phases,
+                "inflation": self._inflation()}
+
+    # ------------------------------------------------------------------ fit
+    def fit(self, X, y):
+        """Fit a clone of ``estimator`` on every row of ``X`` (all with ``column`` <= ``fit_max``), then
+        calibrate on the inner splits; returns self."""
+        from sklearn.base import clone
+
+        if not isinstance(self.estimator, PerformanceForm):
+            raise ValueError(f"estimator: expected a perfkit model form, got {type(self.estimator).__name__}")
+        y = validate_target(y, X, positive=True)
+        return self.calibrate(clone(self.estimator).fit(X, y), X, y)
+
+    def calibrate(self, fitted, X, y):
+        """Keep ``fitted`` (``estimator`` already fitted on ``X``, ``y``) as :attr:`estimator_` and calibrate the
+        intervals on the inner splits of ``X``; returns self."""
+        start = time.perf_counter()
+        fit_max, splits, phases = self._settings()
+        if self.column not in X.columns:
+            raise missing_column_error(X, self.column, "extrapolation")
+        v = numeric_column(X, self.column, "extrapolation")
+        if v.max() > fit_max:
+            raise ValueError(f"column {self.column!r}: the fit rows reach {v.max():g}, above fit_max {fit_max:g}")
+        y = validate_target(y, X, positive=True)
+        target = target_column(X)
+        frame = X.assign(**{target: y})
+        scores = []
+        for inner_max, lo, hi in splits:
+            try:
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    pred = extrapolation_predictions(self.estimator, frame, self.column, inner_max, target, None,
+                                                     test_min=lo, test_max=hi, predict_drop=phases)
+            except ValueError as exc:
+                raise ValueError(f"the interval's inner split (fit {self.column} <= {inner_max:g}, score "
+                                 f"{lo:g} to {hi:g}): {exc}") from None
+            ratio = pred[target].to_numpy(dtype=float) / pred["predicted"].to_numpy(dtype=float)
+            if not np.all(np.isfinite(ratio) & (ratio > 0)):
+                raise ValueError(f"the interval's inner split (fit {self.column} <= {inner_max:g}): a prediction is "
+                                 "not a finite time > 0")
+            scores += (np.abs(np.log(ratio)) / pred["distance"].to_numpy(dtype=float)).tolist()
+        self._keep_fit(fitted, X, scores)
+        self.fit_time_ = time.perf_counter() - start
+        return self
+
+    def _keep_fit(self, fitted, X, scores) -> None:
+        if not isinstance(fitted, PerformanceForm):
+            raise ValueError(f"estimator: expected a fitted perfkit model form, got {type(fitted).__name__}")
+        self.estimator_ = fitted
+        num = list(dict.fromkeys([*fitted.numeric_, *fitted.extrinsic_, self.column]))
+        self.ranges_ = column_ranges(X, num)
+        self.levels_ = {c: list(dict.fromkeys(jsonable(v) for v in X[c].tolist())) for c in fitted.categorical_}
+        self.scores_ = np.asarray(scores, dtype=float)
+        self.n_calibration_ = len(self.scores_)
+
+    # ------------------------------------------------------------------ predict
+    def predict(self, X):
+        """The wrapped form's prediction (seconds) for the rows of ``X``."""
+        self._check_fitted()
+        return np.asarray(self.estimator_.predict(X), dtype=float)
+
+    def fitted_ranges(self) -> dict | None:
+        """``{column: (min, max)}`` in fit: the form's numeric and extrinsic columns and the scale column."""
+        self._check_fitted()
+        return self.ranges_
+
+    def extrapolated(self, X):
+        """Boolean Series: the rows of ``X`` outside the fitted ranges or with a level not seen in fit."""
+        self._check_fitted()
+        return outside_fitted(X, self.ranges_, self.levels_)[0]
+
+    def half_width(self, coverage=0.9) -> float:
+        """κ·q: ``inflation`` times q, the ⌈(n+1)·coverage⌉-th smallest score (inf when that rank exceeds the n
+        scores)."""
+        self._check_fitted()
+        cov = check_number("coverage", coverage, positive=True)
+        if cov >= 1:
+            raise ValueError(f"coverage: expected a number strictly between 0 and 1, got {coverage!r}")
+        n = self.n_calibration_
+        rank = max(1, math.ceil(round((n + 1) * cov, 9)))
+        return math.inf if rank > n else self._inflation() * float(np.partition(self.scores_, rank - 1)[rank - 1])
+
+    def predict_interval(self, X, coverage=0.9):
+        """DataFrame (index of ``X``) of ``predicted``, ``lower`` = ŷ·exp(−q·d), ``upper`` = ŷ·exp(q·d) (d = 1 +
+        log2(``column`` / ``fit_max``), 1 inside the fitted range; q: :meth:`half_width`, κ included), ``distance`` (d) and
+        ``extrapolated``; warns (:class:`~perfkit.model.uncertainty.conformal.ExtrapolationWarning`) when a row lies outside."""
+        import pandas as pd
+
+        q = self.half_width(coverage)
+        if self.column not in X.columns:
+            raise missing_column_error(X, self.column, "extrapolation")
+        v = numeric_column(X, self.column, "extrapolation")
+        flags, outside = outside_fitted(X, self.ranges_, self.levels_)
+        if outside:
+            warnings.warn(outside + f": their intervals widen with the distance beyond {self.column} = "
+                                    f"{float(self.fit_max):g}", ExtrapolationWarning, stacklevel=2)
+        pred = self.predict(X)
+        _refuse_nonfinite(X, ~(np.isfinite(pred) & (pred > 0)), "prediction")
+        if math.isinf(q):
+            lower, upper = np.zeros(len(X)), np.full(len(X), np.inf)
+        else:
+            with np.errstate(over="ignore"):
+                lower, upper = extrapolation_interval(pred, v, float(self.fit_max), q)
+            _refuse_nonfinite(X, ~(np.isfinite(upper) & (lower > 0)), "interval")
+        return pd.DataFrame({"predicted": pred, "lower": lower, "upper": upper,
+                             "distance": distance(v, float(self.fit_max)), "extrapolated": flags.to_numpy()},
+                            index=X.index)
+
+    # ------------------------------------------------------------------ reports
+    def summary(self) -> str:
+        """The wrapped form's summary and the interval's calibration."""
+        self._check_fitted()
+        inner = self.estimator_.summary()
+        q = self.half_width(0.9)
+        splits = "; ".join(f"fit {self.column} <= {a:g}, score {b:g} to {c:g}" for a, b, c in self.splits)
+        kappa = self._inflation()
+        how = "" if kappa == 1 else f" times the inflation κ = {kappa:.3g}"
+        return (f"{inner}\nintervals: ŷ·exp(±q·d), d = 1 + log2({self.column} / {float(self.fit_max):g}) beyond "
+                f"the fit rows (1 within); 90 % q = {q:.3g} from {self.n_calibration_} scores |log(y/ŷ)|/d of the "
+                f"inner splits ({splits}){how}")
+
+    # ------------------------------------------------------------------ JSON
+    def _fitted_doc(self) -> dict:
+        return {"estimator": self.estimator_.to_doc(), "scores": [float(s) for s in self.scores_],
+                "ranges": {c: [float(lo), float(hi)] for c, (lo, hi) in self.ranges_.items()},
+                "levels": {c: list(lv) for c, lv in self.levels_.items()}, "fit_time": float(self.fit_time_)}
+
+    @classmethod
+    def _restore(cls, model, checked, reader):
+        fail, f = reader.fail, reader.fitted
+        est = model_from_doc(f["estimator"], reader.where)
+        if not isinstance(est, PerformanceForm):
+            raise fail(f"fitted.estimator: expected a model form, got {type(est).__name__}")
+        scores = f["scores"]
+        if not isinstance(scores, list) or not scores or not all(is_finite(s) and s >= 0 for s in scores):
+            raise fail("fitted.scores: expected a non-empty list of finite numbers >= 0")
+        num = list(dict.fromkeys([*est.numeric_, *est.extrinsic_, model.column]))
+        ranges = check_saved_ranges(f["ranges"], num, fail) if f["ranges"] is not None else None
+        if ranges is None:
+            raise fail(f"fitted.ranges: expected one [min, max] for each of {num}")
+        levels = f["levels"]
+        if not isinstance(levels, dict) or sorted(levels) != sorted(est.categorical_) or not all(
+                isinstance(lv, list) and lv and all(isinstance(x, str) or is_finite(x) for x in lv)
+                for lv in levels.values()):
+            raise fail(f"fitted.levels: expected one non-empty list of levels per categorical column "
+                       f"{est.categorical_}")
+        model.estimator = est
+        model.estimator_, model.ranges_, model.levels_ = est, ranges, {c: list(v) for c, v in levels.items()}
+        model.scores_ = np.asarray(scores, dtype=float)
+        model.n_calibration_ = len(scores)
+        model.fit_time_ = reader.number("fit_time", minimum=0)
+        return model

@@ -1,0 +1,351 @@
+"""What a fit study is asked to do: :class:`FitSpec`, checked when it is built.
+
+A spec holds the column roles, the form (or ``"auto"``: the form search), the split (a random held-out share or
+row count, or by extrapolation along a column, ``"COL[:MAX]"``), the seeds, the interval method and calibration,
+the search's rule and reference, and the inflation of extrapolated intervals. Building one checks every value
+(:data:`FitSpec._parameter_constraints`, declarative) and then how the values go together (a flag of one form
+given to another, two ways of asking for one thing): one ``ValueError`` naming the parameter at fault, before
+any data is read. The checks that need the data run in :func:`perfkit.study.data.prepare`.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field, fields
+
+from .constraints import Flag, Integer, Number, OneOf, Table, Text, check_constraints, given, name
+
+__all__ = ["FitSpec", "AUTO", "DEFAULT_FORM", "DEFAULT_TEST_SIZE", "MIN_HELD_OUT", "STEP_ROLES", "PHASE_FORM",
+           "parse_extrapolate", "CLI_FLAGS"]
+
+#: ``form`` value that scores every form by cross-validation and keeps one
+AUTO = "auto"
+#: the thesis's eq. 4.4, the default form (``penalty``, ``lam``, ``method``, ``coding`` and ``scale`` are its own)
+DEFAULT_FORM = "thesis"
+#: the held-out share of the random split when neither ``test_size`` nor ``extrapolate`` is given
+DEFAULT_TEST_SIZE = 0.33
+#: the fewest held-out rows a fit is scored on (R² and the intervals' coverage need a spread of held-out times)
+MIN_HELD_OUT = 2
+#: the columns of the step forms: the GPU count K, the node count N and the per-GPU batch m
+STEP_ROLES = ("gpus", "nodes", "batch")
+#: the step form that is fitted with a measured phase (the synchronisation time per step)
+PHASE_FORM = "phases"
+#: the flag of each parameter on ``perfkit fit`` (where it is not ``--`` + the name with dashes)
+CLI_FLAGS = {"n_jobs": "--jobs", "reference": "--no-reference"}
+
+
+def _form_names() -> tuple:
+    from ..model.forms.stepmodels import STEP_FORMS
+    from ..model.selection.search import FORMS
+
+    return (*FORMS, *STEP_FORMS, AUTO)
+
+
+def _engines() -> tuple:
+    from ..model.forms.generic import METHODS
+
+    return METHODS
+
+
+def _codings() -> tuple:
+    from ..model.forms.generic import CODINGS
+
+    return CODINGS
+
+
+def _interval_methods() -> tuple:
+    from ..model.uncertainty.conformal import METHODS
+
+    return METHODS
+
+
+def _networks() -> tuple:
+    from ..model.forms.costs import NETWORKS
+
+    return tuple(sorted(NETWORKS))
+
+
+def _max_inflation() -> float:
+    from ..model.uncertainty.scale_intervals import MAX_INFLATION
+
+    return MAX_INFLATION
+
+
+def _columns(value) -> tuple:
+    """A column argument (None, ``"a,b"``, a list of strings) as a tuple of names."""
+    if value is None:
+        return ()
+    if isinstance(value, str):
+        return tuple(v.strip() for v in value.split(",") if v.strip())
+    return tuple(value) if isinstance(value, (list, tuple)) else value
+
+
+def parse_extrapolate(value):
+    """``extrapolate`` → ``(COL, MAX or None)``: ``"COL"``, ``"COL:MAX"`` or ``(COL, MAX)``; MAX finite and > 0."""
+    if isinstance(value, (tuple, list)):
+        if len(value) != 2 or not isinstance(value[0], str):
+            raise ValueError(f"{name('extrapolate')}: expected 'COL', 'COL:MAX' or (COL, MAX), got {value!r}")
+        text = f"{value[0]}:{value[1]}" if value[1] is not None else value[0]
+    else:
+        text = str(value)
+    col, sep, top = text.rpartition(":") if ":" in text else (text, "", "")
+    col = col.strip()
+    if not col:
+        raise ValueError(f"{name('extrapolate')} {text!r}: expected COL or COL:MAX (a column and the largest value "
+                         "of it to fit on), e.g. n_gpus:16")
+    if not sep:
+        return col, None
+    try:
+        top_value = float(top)
+    except ValueError:
+        raise ValueError(f"{name('extrapolate')} {text}: MAX {top.strip()!r} is not a number; expected COL:MAX, "
+                         f"e.g. {col}:16") from None
+    if not math.isfinite(top_value) or top_value <= 0:
+        raise ValueError(f"{name('extrapolate')} {text}: MAX must be a finite number > 0, got {top.strip()}")
+    return col, top_value
+
+
+@dataclass(frozen=True, kw_only=True)
+class FitSpec:
+    """One fit study, checked when built (see the module docstring); :func:`perfkit.study.run` runs it.
+
+    Parameters
+    ----------
+    target : str
+        The column of measured times (> 0).
+    numeric, categorical, extrinsic : list of str or "a,b"
+        The column roles of the table forms (eq. 4.4, log-linear, hybrid, symbolic).
+    form : str, default "thesis"
+        A form of the registry (``thesis``, ``loglinear``, ``hybrid``, ``symbolic``, ``pollux``, ``phases``) or
+        ``"auto"``: every form scored by cross-validation (or by inner extrapolation splits with ``extrapolate``).
+    penalty, lam, method, coding, scale
+        The thesis form's regularisation (None, "l1", "l2"; λ >= 0), engine, categorical coding and unit
+        scaling ("data": unit-free; "none": the thesis's convention).
+    seeds : int, default 10
+        Thesis form: fits with seeds 0..seeds-1; the best objective is kept.
+    test_size : float or int, optional
+        Held-out share in (0, 1) or row count >= 1 of a random split (default 0.33); not with ``extrapolate``.
+    extrapolate : str or (str, float), optional
+        ``"COL"`` or ``"COL:MAX"``: fit on the rows with COL <= MAX, score the rows beyond by extrapolation factor.
+    cv, intervals, calibrate
+        Folds of the search and the intervals; the conformal method; whether the thesis form calibrates
+        intervals (every other form always does).
+    select, reference
+        ``form="auto"``: its rule ("1se" or "best") and whether the black-box reference is fitted beside it.
+    network, fixed
+        The hybrid form's network and the constants its cost model needs that are not columns.
+    gpus, nodes, batch, phases
+        The step forms' columns and the measured phase columns (read in fit only).
+    inflation : float, default 1
+        With ``extrapolate``: factor κ on the width of the saved intervals.
+    n_jobs : int, default -1
+        Parallel fits (joblib; every fit is seeded, so results do not depend on it).
+    """
+
+    target: str
+    numeric: tuple = ()
+    categorical: tuple = ()
+    extrinsic: tuple = ()
+    form: str = DEFAULT_FORM
+    penalty: str | None = None
+    lam: float = 0.0
+    method: str = "varpro"
+    coding: str = "thesis"
+    scale: str = "data"
+    seeds: int = 10
+    test_size: float | None = None
+    extrapolate: object = None
+    cv: int = 5
+    intervals: str = "studentized"
+    calibrate: bool = False
+    select: str | None = None
+    reference: bool = True
+    network: str | None = None
+    fixed: dict = field(default_factory=dict)
+    gpus: str | None = None
+    nodes: str | None = None
+    batch: str | None = None
+    phases: tuple = ()
+    inflation: float = 1.0
+    n_jobs: int = -1
+
+    #: every parameter's allowed values (any one constraint of its list; None: the value None)
+    _parameter_constraints = {
+        "target": [Text()],
+        "form": [OneOf(_form_names)],
+        "penalty": [None, OneOf(("l1", "l2"))],
+        "lam": [Number(low=0, words="a finite number >= 0")],
+        "method": [OneOf(_engines)],
+        "coding": [OneOf(_codings)],
+        "scale": [OneOf(("data", "none"))],
+        "seeds": [Integer(low=1)],
+        "test_size": [None, Number(low=0, open_low=True, words="a share strictly between 0 and 1 or a whole "
+                                                                 "number of rows >= 1")],
+        "cv": [Integer(low=2)],
+        "intervals": [OneOf(_interval_methods)],
+        "calibrate": [Flag()],
+        "select": [None, OneOf(("1se", "best"))],
+        "reference": [Flag()],
+        "network": [None, OneOf(_networks)],
+        "fixed": [Table()],
+        "gpus": [None, Text()],
+        "nodes": [None, Text()],
+        "batch": [None, Text()],
+        "inflation": [Number(low=0, open_low=True, high=_max_inflation,
+                             words="a number{range} (the factor κ on the intervals' width)")],
+        "n_jobs": [Integer(nonzero=True, words="a non-zero integer (1 = one at a time, -1 = all cores)")],
+    }
+
+    def __post_init__(self):
+        for role in ("numeric", "categorical", "extrinsic", "phases"):
+            object.__setattr__(self, role, _role_columns(role, getattr(self, role)))
+        for role in STEP_ROLES:
+            value = getattr(self, role)
+            if isinstance(value, str):
+                object.__setattr__(self, role, value.strip())
+        check_constraints(self, self._parameter_constraints)
+        _check_values(self)
+        _check_form(self)
+        _check_step(self)
+
+    # ------------------------------------------------------------------ derived settings
+    @property
+    def scale_column(self):
+        """``(COL, MAX or None)`` of ``extrapolate``, or None for a random split."""
+        return None if self.extrapolate is None else parse_extrapolate(self.extrapolate)
+
+    @property
+    def held_out(self) -> float:
+        """The random split's share or row count (``test_size`` or :data:`DEFAULT_TEST_SIZE`)."""
+        return DEFAULT_TEST_SIZE if self.test_size is None else self.test_size
+
+    @property
+    def roles(self) -> dict:
+        """``{"numeric": [...], "categorical": [...], "extrinsic": [...]}``."""
+        return {r: list(getattr(self, r)) for r in ("numeric", "categorical", "extrinsic")}
+
+    @property
+    def step_roles(self) -> dict | None:
+        """``{"gpus": COL, "nodes": COL, "batch": COL}``, or None without the step columns."""
+        return None if self.gpus is None else {r: getattr(self, r) for r in STEP_ROLES}
+
+    @property
+    def is_step_form(self) -> bool:
+        from ..model.forms.stepmodels import STEP_FORMS
+
+        return self.form in STEP_FORMS
+
+    @property
+    def uses_phases(self) -> bool:
+        """Whether a form this spec fits (or searches) is fitted with a measured phase column."""
+        return self.form == PHASE_FORM or (self.form == AUTO and self.gpus is not None)
+
+    @property
+    def calibrated(self) -> bool:
+        """Whether the saved model carries intervals (every form but the thesis form without ``calibrate``)."""
+        return self.form != DEFAULT_FORM or self.calibrate
+
+    def replace(self, **changes) -> "FitSpec":
+        """A new spec with ``changes`` (checked again)."""
+        values = {f.name: getattr(self, f.name) for f in fields(self)}
+        return FitSpec(**{**values, **changes})
+
+    def to_dict(self) -> dict:
+        """The settings as plain JSON values."""
+        out = {}
+        for f in fields(self):
+            v = getattr(self, f.name)
+            out[f.name] = list(v) if isinstance(v, tuple) else (dict(v) if isinstance(v, dict) else v)
+        return out
+
+
+def _role_columns(role: str, value) -> tuple:
+    from ..model.validation import column_list
+
+    return tuple(column_list(name(role), _columns(value)))
+
+
+def _check_values(spec: FitSpec) -> None:
+    """The values that depend on others: ``lam`` > 0 needs a penalty; ``test_size`` a share or a whole count and
+    not with ``extrapolate``; ``inflation`` at most the cap and only with ``extrapolate``."""
+    if spec.penalty is None and spec.lam > 0:
+        raise ValueError(f"{given('lam', spec.lam)} needs {name('penalty')} l1 or l2")
+    if spec.test_size is not None and spec.test_size >= 1 and spec.test_size != int(spec.test_size):
+        raise ValueError(f"{name('test_size')}: expected a share strictly between 0 and 1 or a whole number of rows "
+                         f">= 1, got {spec.test_size:g}")
+    if spec.extrapolate is not None and spec.test_size is not None:
+        raise ValueError(f"{given('extrapolate', spec.extrapolate)} and {given('test_size', spec.test_size)}: give "
+                         f"one; {name('extrapolate')} holds out the rows beyond its MAX instead of a random share")
+    if spec.inflation != 1.0 and spec.extrapolate is None:
+        raise ValueError(f"{name('inflation')} widens the intervals beyond the fitted scale: it needs "
+                         f"{name('extrapolate')} COL[:MAX]")
+    if spec.extrapolate is not None:
+        parse_extrapolate(spec.extrapolate)
+
+
+def _check_form(spec: FitSpec) -> None:
+    """The form's own settings agree with it: the thesis form's engine settings, the hybrid's network, the
+    interval method, the search's rule and reference."""
+    form = given("form", spec.form)
+    if spec.form == "hybrid" and spec.network is None:
+        raise ValueError(f"{form} needs {name('network')} (the network whose costs the form uses), e.g. "
+                         f"{given('network', 'lenet5')}")
+    if spec.form != DEFAULT_FORM and (spec.penalty is not None or spec.method != "varpro" or spec.coding != "thesis"
+                                      or spec.scale != "data"):
+        raise ValueError(f"{'/'.join(name(p) for p in ('penalty', 'lam', 'method', 'coding', 'scale'))} belong to "
+                         f"{given('form', DEFAULT_FORM)}, not {form}")
+    if spec.form == AUTO and spec.intervals == "split":
+        raise ValueError(f"{given('intervals', 'split')}: the form search calibrates from its own folds; use "
+                         "studentized or cv+")
+    if spec.intervals != "studentized":
+        if spec.extrapolate is not None:
+            raise ValueError(f"{given('intervals', spec.intervals)}: with {name('extrapolate')} the intervals are "
+                             f"calibrated on inner extrapolation splits and widen with the distance; leave "
+                             f"{name('intervals')} out")
+        if spec.form == DEFAULT_FORM and not spec.calibrate:
+            raise ValueError(f"{given('intervals', spec.intervals)}: {given('form', DEFAULT_FORM)} calibrates "
+                             f"intervals only with {name('calibrate')}")
+    if spec.select is not None:
+        if spec.form != AUTO:
+            raise ValueError(f"{name('select')} belongs to {given('form', AUTO)} (the form search), not {form}")
+        if spec.extrapolate is not None:
+            raise ValueError(f"{name('select')}: not with {name('extrapolate')}, which selects by inner "
+                             "extrapolation splits")
+    if spec.inflation != 1.0 and spec.form == DEFAULT_FORM and not spec.calibrate:
+        raise ValueError(f"{name('inflation')} widens the saved intervals: {given('form', DEFAULT_FORM)} saves them "
+                         f"only with {name('calibrate')}")
+    if not spec.reference and spec.form != AUTO:
+        raise ValueError(f"{name('reference')} belongs to {given('form', AUTO)} (the form search), not {form}")
+
+
+def _check_step(spec: FitSpec) -> None:
+    """The step columns: all three with a step form (none or all with ``"auto"``), never with another form; the
+    step forms take no table roles; the phases form takes exactly one phase column."""
+    from ..model.forms.stepmodels import STEP_FORMS
+
+    present = [r for r in STEP_ROLES if getattr(spec, r) is not None]
+    step = spec.form in STEP_FORMS
+    if step or (spec.form == AUTO and present):
+        missing = [name(r) for r in STEP_ROLES if r not in present]
+        if missing:
+            raise ValueError(f"{given('form', spec.form)}{' with step forms' if not step else ''} needs "
+                             f"{name('gpus')}, {name('nodes')} and {name('batch')} (the columns of the GPU count, "
+                             f"the node count and the per-GPU batch); missing: {', '.join(missing)}")
+    elif present:
+        raise ValueError(f"{name(present[0])}: {name('gpus')}/{name('nodes')}/{name('batch')} belong to the step "
+                         f"forms ({name('form')} {' or '.join(STEP_FORMS)}, or auto), not {given('form', spec.form)}")
+    cols = [getattr(spec, r) for r in present]
+    if len(set(cols)) < len(cols):
+        raise ValueError(f"{name('gpus')}, {name('nodes')}, {name('batch')}: expected three different column names, "
+                         f"got {cols}")
+    if step and (spec.numeric or spec.categorical or spec.extrinsic):
+        raise ValueError(f"{name('numeric')}/{name('categorical')}/{name('extrinsic')}: {given('form', spec.form)} "
+                         f"reads only its {name('gpus')}, {name('nodes')} and {name('batch')} columns; give those "
+                         "(the baselines use them too)")
+    if spec.form == PHASE_FORM and not spec.phases:
+        raise ValueError(f"{given('form', PHASE_FORM)} needs {name('phases')} COL: the measured time per step spent "
+                         "synchronising gradients (read in fit only); without a measured phase use "
+                         f"{given('form', 'pollux')}")
+    if spec.uses_phases and len(spec.phases) > 1:
+        raise ValueError(f"{name('phases')} {','.join(spec.phases)}: the phases form uses one phase column, the "
+                         f"measured synchronisation (communication) time per step, got {len(spec.phases)}; give only "
+                         "that one (e.g. --phases t_c of perfkit's harness, sync_time of Pollux's traces)")

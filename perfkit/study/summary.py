@@ -1,0 +1,92 @@
+"""The text report of a :class:`~perfkit.study.result.StudyResult` (what ``perfkit fit`` prints)."""
+from __future__ import annotations
+
+import pandas as pd
+
+from .compare import ERROR_COLUMNS
+
+__all__ = ["render"]
+
+
+def _fmt(v: float) -> str:
+    return f"{v:.4g}"
+
+
+def render(result, header: bool = True) -> str:
+    """The report of ``result``: the lines that opened the run (``header``), then the fit (the thesis form's seeds
+    and parameters, or the form's or search's summary), and the comparison."""
+    lines = list(result.header) if header else []
+    if result.objective is not None:
+        lines += _thesis_fit(result)
+    else:
+        lines += [result.model_summary, "", f"fit and calibration took {_duration(result.fit_seconds)}"]
+        if result.unscored_rows:
+            lines.append(f"{result.unscored_rows} of {result.n_test} held-out rows have a combination of levels the "
+                         f"chosen model has no rate for; every model is scored on the other "
+                         f"{result.n_test - result.unscored_rows}")
+        lines += _coverage(result)
+    if result.held_out is not None:
+        lines += _held_out(result)
+    if result.objective is not None:
+        lines += _coverage(result)
+    lines += _inner(result) + _factors(result)
+    return "\n".join(lines)
+
+
+def _duration(seconds: float) -> str:
+    from ..progress import duration
+
+    return duration(seconds)
+
+
+def _thesis_fit(result) -> list:
+    o = result.objective
+    lines = ["", f"best objective {o['best']:.6g}; {o['n_agree']} of {o['n_seeds']} seeds reached it (to {o['rtol']:g} "
+             f"relative); spread over seeds {o['spread']:.2g} (relative)"]
+    with pd.option_context("display.width", 160, "display.max_rows", 200, "display.float_format", _fmt):
+        lines += ["", "parameters (best seed):", result.parameters.to_string(index=False)]
+        if result.seed_summary is not None:
+            lines += ["", f"mean ± std over {o['n_seeds']} seeds:", result.seed_summary.to_string(index=False)]
+    return lines
+
+
+def _scored(result) -> int:
+    """How many held-out rows every model was scored on."""
+    return result.n_test - result.unscored_rows
+
+
+def _held_out(result) -> list:
+    table = result.held_out
+    with pd.option_context("display.width", 160, "display.max_rows", 200, "display.float_format", _fmt):
+        lines = ["", "held-out errors:", table[ERROR_COLUMNS].to_string()]
+    if {"MAPE_lo", "MAPE_hi"} <= set(table.columns):
+        lines.append(f"MAPE 95 % intervals (bootstrap of the {_scored(result)} held-out rows): "
+                     + ", ".join(f"{name} [{r.MAPE_lo:.3g}, {r.MAPE_hi:.3g}]" for name, r in table.iterrows()))
+    return lines
+
+
+def _coverage(result) -> list:
+    if result.coverage is None:
+        return []
+    scale = result.scale
+    widen = f" (widening with the distance beyond {scale[0]} = {scale[1]:g})" if scale else ""
+    return [f"90 % intervals{widen} cover {100 * result.coverage:.1f} % of the {result.coverage_rows} held-out rows"]
+
+
+def _inner(result) -> list:
+    if result.inner_note:
+        return ["", f"inner splits of the fit rows: no comparison ({result.inner_note})"]
+    if not result.inner:
+        return []
+    return ["", "inner splits of the fit rows (extrapolating within them, the rows beyond MAX unseen): MAPE (%) "
+            + ", ".join(f"{name} {v:.3g}" for name, v in result.inner.items())]
+
+
+def _factors(result) -> list:
+    if result.factors is None:
+        return []
+    col, top = result.scale
+    with pd.option_context("display.width", 160, "display.max_rows", 200):
+        table = result.factors.to_string(index=False, float_format=lambda v: f"{v:.3g}")
+    return ["", f"extrapolation errors: MAPE (%) of the {_scored(result)} held-out rows ({col} > "
+            f"{top:g}; fitted on {col} <= {top:g}) by factor {col} / {top:g}:", table]
