@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ...model.selection.baselines import LABELS
 from ...report.claims import Claim, fmt
 from ...evidence import B, SEED, Evidence, bootstrap_indices
 from ..common import Quantities
@@ -111,7 +112,7 @@ def _coverage(q):
 
 
 _INTERPRETABLE_CH4 = ("thesis form (eq. 4.4)", "log-linear", "hybrid (LeNet-5 costs)")
-_TREES = ("random forest", "gradient boosting")
+_TREES = (LABELS["rf"], LABELS["gb"])
 
 
 def _beats(q):

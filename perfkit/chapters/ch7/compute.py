@@ -6,7 +6,7 @@ Three extrapolation studies, each fitted on the small end of one scale column an
 1. **Pollux's traces** (six jobs on 16 nodes × 4 T4, :func:`perfkit.data.pollux.load_pollux`), each job
    modelled on its own: fit on the rows with at most ``fit_max_gpus`` GPUs, predict those with
    ``test_min_gpus``–``test_max_gpus``. The step-time form is chosen among the phase-aware candidates
-   (:func:`candidates`) by inner extrapolation splits of the fit rows only (:data:`~.params.INNER_SPLITS`). Its
+   (:func:`candidates`) by inner extrapolation splits of the fit rows only (:func:`inner_gpu_splits`). Its
    intervals are calibrated per job on the same inner splits and widened by κ, how much further the **other** jobs'
    scored rows fell than their own inner splits promised (:func:`~perfkit.model.uncertainty.extrapolation.calibrate_transfer`,
    leave-one-job-out: no scored row of a job calibrates that job's interval). Baselines on the same split: Pollux's own model
@@ -30,9 +30,10 @@ from threadpoolctl import threadpool_limits
 from ..._io import read_json
 from ...data.external import EXTERNAL_DATASETS
 from ...data.measured import load_steps, provenance_path
-from ...model.selection.baselines import make_baseline
+from ...model.selection.baselines import LABELS, make_baseline
 from ...model.uncertainty.extrapolation import (calibrate_transfer, error_table, extrapolation_interval,
-                                    extrapolation_predictions, scale_split, select_median_of_top)
+                                                extrapolation_predictions, factor_inner_splits, scale_split,
+                                                select_median_of_top)
 from ...model.forms.loglinear import LogLinearModel
 from ...model.forms.generic import GenericPerformanceModel
 from ...model.selection.search import make_form
@@ -40,8 +41,9 @@ from ...model.uncertainty.scale_intervals import ScaleIntervalModel, inner_split
 from ...model.forms.stepmodels import MedianOfModels, PhaseAwareStepModel, PolluxStepModel
 from ...model.uncertainty.whatif import whatif
 from ...schema import ROLES, resolve
+from ..result import ParameterError
 from ..store import Results
-from .params import INNER_SPLITS, QUICK_INNER_SPLITS, Params
+from .params import Params
 
 __all__ = ["Ch7Results", "ScaleStudy", "compute", "inputs", "candidates", "pollux_baselines", "tuned_trees",
            "select_step_model", "SELECTED", "CONFIG"]
@@ -297,10 +299,24 @@ def _study(name, models, frame, column, fit_max, target, groups, test_min, test_
                       errors=pd.concat(errors, ignore_index=True), n_fit=n_fit)
 
 
+def inner_gpu_splits(gpus, p: Params) -> list:
+    """The inner extrapolation splits of the fit rows (fit on <= a GPUs, score b..c) that select the phase-aware
+    form and calibrate its intervals: the factor rule of
+    :func:`~perfkit.model.uncertainty.extrapolation.factor_inner_splits` on the measured GPU counts up to
+    ``fit_max_gpus`` (on Pollux's counts and 16: (4, 8, 16), (6, 10, 16), (8, 12, 16); the first has the outer
+    protocol's 2-4x factors); quick mode keeps the first."""
+    splits = [tuple(int(x) if float(x).is_integer() else float(x) for x in s)
+              for s in factor_inner_splits(gpus, p.fit_max_gpus)]
+    if not splits:
+        raise ParameterError(f"fit_max_gpus: {p.fit_max_gpus} leaves no inner split of the fit rows (fit on at least "
+                             "two GPU counts, score one above them); give a larger fit_max_gpus")
+    return splits[:1] if p.quick else splits
+
+
 def _pollux(p: Params):
     """Study 1: select the phase-aware form (inner splits), compare it with the baselines, calibrate intervals."""
     frame = EXTERNAL_DATASETS["pollux"].load()[["job", "study", *CONFIG, "t_iter", "sync_time"]]
-    splits = QUICK_INNER_SPLITS if p.quick else INNER_SPLITS
+    splits = inner_gpu_splits(frame["n_gpus"], p)
     fit_rows = scale_split(frame, "n_gpus", p.fit_max_gpus)[0]
     forms = candidates(p.quick)
     _say(p, f"Pollux: choosing among {len(forms)} step-time forms on inner splits {list(splits)}")
@@ -347,8 +363,7 @@ def _ch4(p: Params, frame) -> ScaleStudy | None:
                                                                **({"maxiter": 60} if p.quick else {})),
               "log-linear": make_form("loglinear", **roles),
               "hybrid (LeNet-5 costs)": make_form("hybrid", **roles, network="lenet5"),
-              "random forest": make_baseline("rf", **roles, random_state=_SEED),
-              "gradient boosting": make_baseline("gb", **roles, random_state=_SEED)}
+              **{LABELS[k]: make_baseline(k, **roles, random_state=_SEED) for k in ("rf", "gb")}}
     big = float(frame["batch_size"].max())
     _say(p, f"our Chapter 4 file: fit on batch <= {p.ch4_fit_max_batch}, predict up to {big:g}")
     study = _study("ch4_batch", models, frame, "batch_size", p.ch4_fit_max_batch, "epoch_time", None,
@@ -396,8 +411,7 @@ def _ch3(p: Params, frame) -> ScaleStudy | None:
     models = {"log-linear": LogLinearModel(**roles),
               "thesis form (eq. 4.4)": GenericPerformanceModel(**roles, random_state=_SEED,
                                                                **({"maxiter": 60} if p.quick else {})),
-              "random forest": make_baseline("rf", **roles, random_state=_SEED),
-              "gradient boosting": make_baseline("gb", **roles, random_state=_SEED)}
+              **{LABELS[k]: make_baseline(k, **roles, random_state=_SEED) for k in ("rf", "gb")}}
     most = float(frame["workers"].max())
     _say(p, f"our Chapter 3 file: fit on <= {p.ch3_fit_max_workers} workers, predict up to {most:g}")
     return _study("ch3_workers", models, frame, "workers", p.ch3_fit_max_workers, "t_iter", "model",

@@ -6,13 +6,8 @@ from dataclasses import dataclass
 from ..ch4 import FIT_CHECKS
 from ..result import ParamsBase, at_least, existing_file, make_params, number_at_least, optional_file
 
-__all__ = ["Params", "check_params", "INNER_SPLITS", "QUICK_INNER_SPLITS"]
+__all__ = ["Params", "check_params"]
 
-#: inner extrapolation splits of the fit rows (fit <= a, score b..c GPUs) that select the phase-aware form and
-#: calibrate its intervals: the first has the outer protocol's 2-4x factors (<= 16 -> 32..64)
-INNER_SPLITS = ((4, 8, 16), (6, 10, 16), (8, 12, 16))
-#: quick mode: the split with the outer protocol's factors only
-QUICK_INNER_SPLITS = ((4, 8, 16),)
 
 
 @dataclass(frozen=True)

@@ -29,7 +29,8 @@ from ..validation import first_bad_row, missing_column_error, numeric_column
 
 __all__ = ["scale_split", "extrapolation_predictions", "extrapolation_errors", "error_table", "select_by_extrapolation",
            "calibrate_extrapolation", "extrapolation_interval", "interval_coverage", "distance", "conformal_quantile",
-           "inflation_ratios", "transfer_inflation", "calibrate_transfer", "factor_splits", "INNER_FRACTIONS",
+           "inflation_ratios", "transfer_inflation", "calibrate_transfer", "factor_splits", "factor_inner_splits",
+           "INNER_FRACTIONS",
            "select_median_of_top", "check_predict_drop"]
 
 MEDIAN = "median"  # the group label of the median over groups
@@ -412,6 +413,16 @@ def factor_splits(values) -> dict:
     fit_max = float(below.max())
     if not (v >= 2 * fit_max).any():
         raise ValueError(f"values: none reaches twice fit_max {fit_max:g}")
+    return {"fit_max": fit_max, "test_min": 2 * fit_max, "test_max": top, "inner": factor_inner_splits(v, fit_max)}
+
+
+def factor_inner_splits(values, fit_max) -> list:
+    """The inner splits of :func:`factor_splits` inside the fit rows (``values`` <= ``fit_max``): for each fraction r
+    of :data:`INNER_FRACTIONS`, fit on the values <= the largest measured value <= r·fit_max and score the measured
+    values from inner_max + fit_max / 4 up to fit_max; kept when it fits on at least two distinct values and scores
+    at least one, once. ``[(inner_max, test_min, fit_max), ...]`` (floats), possibly empty."""
+    v = np.unique(np.asarray(values, dtype=float))
+    fit_max = float(fit_max)
     inner = []
     for r in INNER_FRACTIONS:
         fit_vals = v[v <= r * fit_max]
@@ -421,7 +432,7 @@ def factor_splits(values) -> dict:
         scored = v[(v >= m + fit_max / 4) & (v <= fit_max)]
         if len(scored) and all(s[0] != m for s in inner):
             inner.append((m, float(scored.min()), fit_max))
-    return {"fit_max": fit_max, "test_min": 2 * fit_max, "test_max": top, "inner": inner}
+    return inner
 
 
 def extrapolation_interval(predicted, values, fit_max, q):
