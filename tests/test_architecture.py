@@ -119,3 +119,55 @@ def test_no_private_names_imported_across_modules():
              if item and item.startswith("_") and not item.startswith("__") and target.startswith("perfkit")
              and target != name]
     assert reach == []
+
+
+# ------------------------------------------------------------------------------------------------- layers
+#: the layers, lowest first: a module may import its own layer and those below it, never one above
+LAYERS = (
+    ("_io", "_checks", "_lazy", "_version", "schema", "evidence", "progress"),
+    ("measure",),
+    ("data",),
+    ("model",),
+    ("report",),
+    ("study",),
+    ("chapters",),
+    ("pages",),
+    ("cli",),
+)
+#: the package itself (its lazy public names) and ``python -m perfkit`` sit above every layer
+TOP = {"perfkit", "perfkit.__main__"}
+#: the core of perfkit.model: the only modules directly in it; everything else lives in a subpackage by concept
+MODEL_CORE = {"base", "roles", "validation", "persist", "unitscale"}
+
+
+def _layer(module: str) -> int:
+    part = module.split(".")[1]
+    return next(i for i, names in enumerate(LAYERS) if part in names)
+
+
+def _upward_imports(graph) -> list:
+    return sorted(f"{a} imports {b}" for a, targets in graph.items() if a not in TOP
+                  for b in targets if b not in TOP and _layer(b) > _layer(a))
+
+
+def test_every_module_lies_in_a_layer():
+    for name in set(MODULES) - TOP:
+        assert _layer(name) >= 0, name
+
+
+def test_layers_run_one_way():
+    """measure -> data -> model -> report -> study -> chapters -> pages -> cli: nothing imports a layer above it
+    (so nothing in model/ imports report/, study/, chapters/ or cli/, and nothing below cli/ imports cli/)."""
+    assert _upward_imports(_graph()) == []
+
+
+def test_the_layer_check_finds_an_upward_import():
+    assert _upward_imports({"perfkit.model.base": {"perfkit.report.plots"}, "perfkit.cli.fit": {"perfkit.model.base"}}) \
+        == ["perfkit.model.base imports perfkit.report.plots"]
+
+
+def test_model_has_no_flat_module_beyond_its_core():
+    flat = {p.stem for p in (ROOT / "model").glob("*.py")} - {"__init__"}
+    assert flat == MODEL_CORE
+    for sub in (p for p in (ROOT / "model").iterdir() if p.is_dir() and p.name != "__pycache__"):
+        assert (sub / "__init__.py").is_file(), f"{sub} is not a package"

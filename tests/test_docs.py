@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from perfkit.cli import COMMANDS, build_parser
-from perfkit.report import docs
+from perfkit.pages import blocks as docs
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGES = sorted(ROOT.glob("docs/*.md")) + [ROOT / "README.md", ROOT / "CHANGELOG.md"]

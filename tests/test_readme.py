@@ -3,7 +3,7 @@ commands run as written; the findings page it links to holds the chapters' gener
 import re
 
 from perfkit.chapters.notebooks import FINDINGS_BEGIN, FINDINGS_END, FINDINGS_PAGE, readme_findings
-from perfkit.report import docs
+from perfkit.pages import blocks as docs
 
 
 def test_findings_page_block_is_the_generated_one(root):

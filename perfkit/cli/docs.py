@@ -1,4 +1,4 @@
-"""``perfkit docs [--write | --check]``: the generated blocks of the documentation (:mod:`perfkit.report.docs`)."""
+"""``perfkit docs [--write | --check]``: the generated blocks of the documentation (:mod:`perfkit.pages.blocks`)."""
 from __future__ import annotations
 
 #: the subcommand's line in ``perfkit --help``
@@ -20,7 +20,7 @@ def add_arguments(parser) -> None:
 def run(args, argv=None) -> None:
     """Print each block and whether it is current; rewrite them (``--write``); or fail on a stale one
     (``--check``: ``ValueError``, which ``perfkit`` prints as one line with exit status 2)."""
-    from ..report import docs
+    from ..pages import blocks as docs
 
     if args.write:
         changed = docs.write()

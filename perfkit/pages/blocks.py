@@ -521,9 +521,9 @@ class Block:
 
 
 def _machines_page():
-    from . import machines_page
+    from . import machines
 
-    return machines_page
+    return machines
 
 
 def _findings(root: Path) -> str:
