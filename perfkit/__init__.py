@@ -38,7 +38,7 @@ from . import schema
 from .schema import data_dir, figures_dir, repo_root
 
 if TYPE_CHECKING:  # the real imports, for readers and linters; at run time each loads on first use
-    from . import chapters, cli, data, measure, model, report
+    from . import chapters, cli, data, measure, model, report, study
     from .data.thesis import list_thesis_tables, load_thesis_table
     from .measure.provenance import machine_info
     from .measure.spaces import check_geometry, sample_configs
@@ -57,6 +57,8 @@ if TYPE_CHECKING:  # the real imports, for readers and linters; at run time each
     from .model.analytic.lif import fit_lif_regression, lif_from_worker_times
     from .model.selection.metrics import mae, mape, mse, r2, regression_report, rmse
     from .report.output import savefig, savetable, use_style
+    from .study.result import StudyResult
+    from .study.spec import FitSpec
 
 #: public name → the module that defines it
 _EXPORTS = {
@@ -86,11 +88,16 @@ _EXPORTS = {
     # measurement
     **dict.fromkeys(["sample_configs", "check_geometry"], "measure.spaces"),
     "machine_info": "measure.provenance",
+    # the fit study (perfkit.study.run runs a FitSpec)
+    "FitSpec": "study.spec",
+    "StudyResult": "study.result",
 }
-_SUBPACKAGES = ("measure", "data", "model", "chapters", "report", "cli")
+_SUBPACKAGES = ("measure", "data", "model", "chapters", "report", "study", "cli")
 
 __all__ = [
     "ConformalRegressor",
+    "FitSpec",
+    "StudyResult",
     "GenericPerformanceModel",
     "HybridModel",
     "LogLinearModel",
@@ -138,6 +145,7 @@ __all__ = [
     "measure",
     "data",
     "model",
+    "study",
     "chapters",
     "report",
     "cli",
