@@ -28,7 +28,7 @@ from ..schema import notebooks_dir, repo_root
 from . import CHAPTERS
 from .result import path_kind
 
-__all__ = ["CHAPTERS", "NotebookError", "notebook_path", "notebook_parameters", "run_notebook", "reproduce",
+__all__ = [ "NotebookError", "notebook_path", "notebook_parameters", "run_notebook", "reproduce",
            "default_build_dir", "default_figures_dir", "write_run_environment", "readme_findings", "FINDINGS_BEGIN", "FINDINGS_END",
            "FINDINGS_PAGE"]
 

@@ -13,7 +13,10 @@ if TYPE_CHECKING:  # the real imports, for readers and linters; at run time each
     from . import thesis, measured, synthetic, external
     from .thesis import THESIS_TABLES, list_thesis_tables, load_thesis_table
     from .measured import load_phases, load_provenance, load_steps, thesis_split
-    from .external import EXTERNAL_DATASETS, load_external, load_lambda, load_nvidia_dle, load_pollux
+    from .external import EXTERNAL_DATASETS, load_external
+    from .lambda_labs import load_lambda
+    from .nvidia_dle import load_nvidia_dle
+    from .pollux import load_pollux
 
 #: public name → the module that defines it
 _EXPORTS = {
@@ -26,9 +29,9 @@ _EXPORTS = {
     "thesis_split": "measured",
     "EXTERNAL_DATASETS": "external",
     "load_external": "external",
-    "load_lambda": "external",
-    "load_pollux": "external",
-    "load_nvidia_dle": "external",
+    "load_lambda": "lambda_labs",
+    "load_pollux": "pollux",
+    "load_nvidia_dle": "nvidia_dle",
 }
 _SUBMODULES = ('thesis', 'measured', 'synthetic', 'external')
 

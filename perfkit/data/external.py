@@ -54,14 +54,7 @@ from .pollux import load_pollux
 __all__ = [
     "EXTERNAL_DATASETS",
     "ExternalDataset",
-    "PLAUSIBLE_PER_GPU",
-    "external_dir",
     "load_external",
-    "load_lambda",
-    "load_nvidia_dle",
-    "load_pollux",
-    "normalise_precision",
-    "resolve_batch",
 ]
 
 

@@ -14,7 +14,7 @@ import re
 from ..schema import data_dir
 from .measured import FRAMEWORK_NAMES as _FRAMEWORK_NAMES
 
-__all__ = ["THESIS_TABLES", "THESIS_FIGURES", "FRAMEWORK_NAMES", "list_thesis_tables", "load_thesis_table",
+__all__ = ["THESIS_TABLES", "THESIS_FIGURES", "list_thesis_tables", "load_thesis_table",
            "wide_table", "framework_name", "figure_stem", "figure_number", "figure_matches"]
 
 #: Canonical table name -> (file stem, description).

@@ -51,7 +51,8 @@ from .._checks import check_int
 from .._io import append_bytes, atomic_write, check_output
 from .collect import read_provenance
 from .plans import DESCRIPTIONS, make_plan
-from .provenance import command_line, machine_info, provenance_path, utc_now, write_json_atomic
+from ..schema import provenance_path
+from .provenance import command_line, machine_info, utc_now, write_json_atomic
 from .samplelog import SampleLog, dropped_path, parse_records
 
 __all__ = ["write_requests", "read_results", "import_results"]

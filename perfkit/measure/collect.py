@@ -48,7 +48,8 @@ from ..schema import steps_log_path
 from .._checks import check_int, check_number
 from .._io import append_bytes
 from .plans import DESCRIPTIONS, make_plan, default_out
-from .provenance import command_line, machine_info, numeric_environment, provenance_path, utc_now, write_json_atomic
+from ..schema import provenance_path
+from .provenance import command_line, machine_info, numeric_environment, utc_now, write_json_atomic
 from .samplelog import SampleLog, parse_records
 from .workers import WorkerError, WorkerGroup
 

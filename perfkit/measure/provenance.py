@@ -11,7 +11,7 @@ from datetime import datetime, timezone
 
 from ..schema import provenance_path, repo_root
 
-__all__ = ["machine_info", "numeric_environment", "numeric_summary", "utc_now", "command_line", "provenance_path",
+__all__ = ["machine_info", "numeric_environment", "numeric_summary", "utc_now", "command_line",
            "write_json_atomic", "SIMD_FLAGS", "NUMERIC_ENV_VARS"]
 
 #: the /proc/cpuinfo flags that decide which kernels numpy, OpenBLAS, MKL and PyTorch run (x86, then Arm)

@@ -31,7 +31,7 @@ from collections import Counter
 
 from ..schema import EXTRINSIC, INTRINSIC
 
-__all__ = ["TABLE_4_1_SPACE", "TABLE_5_1_SPACE", "DATASET_SHAPES", "INTRINSIC", "EXTRINSIC", "geometry", "check_geometry",
+__all__ = ["TABLE_4_1_SPACE", "TABLE_5_1_SPACE", "DATASET_SHAPES", "geometry", "check_geometry",
            "sample_configs", "sample_space", "SampleReport"]
 
 #: Table 4.1's values. Extrinsic factors: ``workers`` (the thesis's GPUs) and the per-worker ``batch_size``.

@@ -39,7 +39,7 @@ import numpy as np
 
 from ..evidence import Evidence, agreement, fmt_interval, verdict as _verdict
 
-__all__ = ["Claim", "Evidence", "NotComputable", "VERDICTS", "COLUMNS", "judge_all", "fmt", "worst"]
+__all__ = ["Claim", "NotComputable", "VERDICTS", "COLUMNS", "judge_all", "fmt", "worst"]
 
 VERDICTS = ("holds", "does not hold", "inconclusive", "cannot be tested here")
 #: columns of a ledger table

@@ -27,7 +27,7 @@ from .claims import CLAIMS
 from .params import MACHINE_SOURCE_NAMES, MACHINES
 from .results import Ch3Quantities
 
-__all__ = ["MachineData", "MACHINE_SOURCES", "MACHINES", "SCALING_KEYS", "machine_data", "machine_inputs",
+__all__ = ["MachineData", "MACHINE_SOURCES", "SCALING_KEYS", "machine_data", "machine_inputs",
            "machine_ledger", "machine_label", "trace_machine"]
 
 #: the claims of the machine ledger: every measured and framework claim (not the checks of the printed tables)

@@ -10,7 +10,7 @@ from ...evidence import SEED, Evidence, half_unit, rounding_draws
 from .params import VARIANTS
 from .quantities import BETTER_THAN_TF, SOURCES
 
-__all__ = ["PARTS", "require_columns", "sum_check_3_2", "published_consistency", "published_quantities"]
+__all__ = ["PARTS", "sum_check_3_2", "published_consistency", "published_quantities"]
 
 #: the phases whose sum is t_iter (eq. 3.3)
 PARTS = ["t_io", "t_h2d", "t_md", "t_f", "t_b", "t_u"]

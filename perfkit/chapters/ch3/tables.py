@@ -3,7 +3,8 @@ from __future__ import annotations
 
 from ...report.tables import format_mean_std
 from ...schema import CH3_MODELS, PHASES
-from .published import published_consistency, require_columns, sum_check_3_2
+from ...model.analytic.phases import require_columns
+from .published import published_consistency, sum_check_3_2
 from .results import Ch3Results
 
 __all__ = ["table3_2_display", "chapter_tables", "consistency", "scaling_curves"]

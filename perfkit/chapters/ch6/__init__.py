@@ -44,7 +44,8 @@ from .claims import (CLAIMS, SOURCES, Ch6Quantities, best_black_box_ratio, cover
 from .compute import compute, inputs
 from .data import Split, dataset_files, load_split, median_base, read_extrap
 from .figures import plot_heldout, plot_whatif
-from .models import TINY, compute_rate, fit_tuned, formula, rate_samples, thesis_formula, whatif_table
+from ...model.forms.generic import TINY
+from .models import compute_rate, fit_tuned, formula, rate_samples, thesis_formula, whatif_table
 from .params import (BLACK_BOXES, COVERAGE, COVERAGE_BAND, DATASET_NAMES, DATASETS, EXTERNAL_TEST, EXTRAP, FORMS,
                      FRAMEWORKS, INTERPRETABLE, MEASURED, METHOD_LABELS, METHODS, QUICK_CV, QUICK_DATASETS,
                      NON_FORMS, QUICK_FORMS, QUICK_RATE_B, QUICK_ROWS, RATE_B, RATE_FACTOR, TUNED, WHATIF_DATASETS,

@@ -20,7 +20,7 @@ from .data import Split
 from .params import COVERAGE, Params
 
 __all__ = ["interpretable", "same_estimator", "JOB_COST", "fit_interval_model", "interval_rows", "fit_baseline",
-           "fit_tuned", "compute_rate", "rate_samples", "whatif_table", "thesis_formula", "formula", "TINY"]
+           "fit_tuned", "compute_rate", "rate_samples", "whatif_table", "thesis_formula", "formula"]
 
 
 def interpretable(method: str, s: Split, p: Params):

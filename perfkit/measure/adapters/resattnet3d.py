@@ -32,7 +32,7 @@ from torch import nn
 
 from ..spaces import TABLE_5_1_SPACE, same_padding
 
-__all__ = ["FULL_VOLUME", "CPU_VOLUME", "ADNI1_TRAIN_SCANS", "TABLE_5_1_SPACE", "ResAttNet3D", "resattnet3d"]
+__all__ = ["FULL_VOLUME", "CPU_VOLUME", "ADNI1_TRAIN_SCANS", "ResAttNet3D", "resattnet3d"]
 
 FULL_VOLUME = (181, 217, 181)
 CPU_VOLUME = (48, 56, 48)  # about 0.26x per axis of FULL_VOLUME, same aspect
