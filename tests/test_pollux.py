@@ -220,9 +220,11 @@ def test_external_dataset_check_accepts_frame(frame):
 
 
 def test_registry_and_exports():
+    import perfkit.data as data
     import perfkit.data.external as ext
+    import perfkit.data.pollux as pollux
 
-    assert "load_pollux" in ext.__all__
+    assert "load_pollux" in pollux.__all__ and data.load_pollux is pollux.load_pollux
     if "pollux" in EXTERNAL_DATASETS:
         frame, ds = ext.load_external("pollux")
         assert ds.target == "t_iter" and ds.extrinsic == ("n_gpus", "batch_per_gpu", "n_nodes")
