@@ -8,8 +8,9 @@ its error contains (:class:`BadValue`).
 
 The form search (:func:`perfkit.model.selection.search.search_forms`,
 :func:`~perfkit.model.selection.search.make_form`), the JSON loader (:func:`perfkit.model.persist.load_model`),
-``perfkit fit --form`` and the fit study's form names read this table; nothing else lists the forms. Classes and candidate builders are named by module path and
-loaded on first use, so importing this module imports no form (and no other perfkit module).
+``perfkit fit --form`` and the fit study's form names read this table; nothing else lists the forms. Classes and
+candidate builders are named by module path and loaded on first use, so importing this module imports no form
+(and no other perfkit module).
 """
 from __future__ import annotations
 
