@@ -204,9 +204,9 @@ def test_every_parameter_has_a_rule_and_the_defaults_pass_them(chapter):
 
 def test_rules_name_what_the_models_accept():
     from perfkit.model.analytic.equations import VARIANTS
-    from perfkit.model.forms.generic import METHODS
+    from perfkit.model.forms.generic import ENGINE_METHODS
 
-    assert set(ch4.ENGINES) == set(METHODS)
+    assert set(ch4.ENGINES) == set(ENGINE_METHODS)
     assert set(ch3.VARIANTS) == set(VARIANTS)
 
 

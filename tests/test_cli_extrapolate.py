@@ -23,7 +23,7 @@ SYN = ["--target", "time", "--numeric", "kernel", "--categorical", "act", "--ext
 
 
 def test_the_saved_extrapolation_model_is_a_registered_format():
-    assert persist.MODEL_FORMATS["perfkit.ScaleIntervalModel"] == ("uncertainty.scale_intervals", "ScaleIntervalModel")
+    assert persist.WRAPPER_FORMATS["perfkit.ScaleIntervalModel"] == ("uncertainty.scale_intervals", "ScaleIntervalModel")
 
 
 @pytest.fixture(scope="module")

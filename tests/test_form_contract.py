@@ -1,5 +1,5 @@
-"""The contract every model form keeps (perfkit.model.base.PerformanceForm), checked for each form the search's
-registry (perfkit.model.selection.search.FORMS) builds: formula, summary, parameter count, JSON round trip, clone,
+"""The contract every model form keeps (perfkit.model.base.PerformanceForm), checked for each table form of
+the registry (perfkit.model.forms.registry.table_forms): formula, summary, parameter count, JSON round trip, clone,
 cross-validation, NotFittedError before fit, the scikit-learn fitted attributes and the optional capabilities."""
 import json
 from pathlib import Path
@@ -13,12 +13,13 @@ from sklearn.model_selection import KFold, cross_validate
 from sklearn.utils.validation import check_is_fitted
 
 from perfkit.model.base import PerformanceForm
-from perfkit.model.persist import MODEL_FORMATS, load_model
-from perfkit.model.selection.search import FORMS, form_candidates, make_form, n_parameters
-from perfkit.model.forms.stepmodels import STEP_FORMS
+from perfkit.model.persist import load_model
+from perfkit.model.forms.registry import table_forms
+from perfkit.model.selection.search import make_form, n_parameters
 
 ROLES = dict(numeric=["num_filters", "kernel_size", "pool_size", "stride"],
              categorical=["padding", "activation", "dataset", "optimizer"], extrinsic=["batch_size", "workers"])
+FORMS = table_forms()
 #: settings that keep each form's fit short (the thesis form's differential evolution: a few generations)
 FAST = {"thesis": dict(maxiter=5, popsize=5, search_rows=100)}
 
@@ -39,19 +40,6 @@ def _form(name):
 def fitted(lenet):
     X, y = lenet
     return {name: _form(name).fit(X, y) for name in FORMS}
-
-
-def test_the_registry_builds_every_saved_form():
-    """Every model form that a saved model can hold is one the search's registry builds."""
-    built = {type(c.estimator) for c in form_candidates("auto", **ROLES, network="lenet5")}
-    assert all(issubclass(cls, PerformanceForm) for cls in built)
-    forms = set()
-    for module, name in MODEL_FORMATS.values():
-        cls = getattr(__import__(f"perfkit.model.{module}", fromlist=[name]), name)
-        if issubclass(cls, PerformanceForm):
-            forms.add(cls)
-    assert forms == built | set(STEP_FORMS.values())  # the step-time forms are tested in test_stepmodels.py
-    assert not built & set(STEP_FORMS.values())
 
 
 @pytest.mark.parametrize("name", list(FORMS))

@@ -161,12 +161,6 @@ def test_bad_input(synthetic):
         m.predict(X.iloc[:3].assign(act="gelu"))
     with pytest.raises(ValueError, match=r"extrinsic column 'gpus' not found"):
         m.predict(X.drop(columns="gpus"))
-    with pytest.raises(ValueError, match=r"^select: expected one of \('lasso', 'none', 'ridge'\), got 'elastic'"):
-        LogLinearModel(**ROLES, select="elastic").fit(X, y)
-    with pytest.raises(ValueError, match="^interactions: expected True or False"):
-        LogLinearModel(**ROLES, interactions="yes").fit(X, y)
-    with pytest.raises(ValueError, match="^random_state: expected an integer >= 0"):
-        LogLinearModel(**ROLES, random_state=-1).fit(X, y)
 
 
 @pytest.mark.parametrize("coverage", [0, 1, 1.5, -0.1, True, "0.9", float("nan")])
@@ -476,11 +470,8 @@ def test_ridge_json_round_trip_and_checks(tmp_path):
     (dict(select="ridge", penalty=(0.1, 0.1)), "penalty: expected three numbers from 0 to 1e\\+06"),
     (dict(select="ridge", penalty=(0.1, -1, 0.1)), "penalty: expected three numbers from 0 to 1e\\+06"),
     (dict(select="ridge", penalty=(0.1, float("nan"), 0.1)), "penalty: expected three numbers from 0 to 1e\\+06"),
-    (dict(select="ridge", penalty="big"), "penalty: expected three numbers from 0 to 1e\\+06"),
     (dict(select="ridge", penalty=np.ones((3, 1))), "penalty: expected three numbers from 0 to 1e\\+06"),
     (dict(penalty=(0.1, 0.1, 0.1)), "penalty: only select='ridge' uses it"),
-    (dict(select="elastic"), "select: expected one of"),
-    (dict(select="ridge", cells="yes"), "cells: expected True or False"),
 ])
 def test_ridge_bad_settings_name_the_setting(settings, match):
     X, y, _ = _cells(n=60)

@@ -130,10 +130,7 @@ def test_workers_beyond_the_fitted_range_are_flagged(ch5):
     (dict(fixed={**FIXED, "volume": [48, 56]}), r"fixed\['volume'\]: expected a non-empty string or three sizes"),
     (dict(fixed={**FIXED, "n_train": -5}), r"fixed\['n_train'\]: expected a whole number >= 1, got -5"),
     (dict(fixed={**FIXED, "n_train": 431}, n_train=None), r"fixed: 'n_train' is read only with n_train='auto'"),
-    (dict(fixed=[("stride", 2)]), r"fixed: expected a dict of configuration key -> value"),
     (dict(fixed=None), r"resattnet3d: the cost model needs column\(s\) \['stride', 'volume'\], which are neither"),
-    (dict(fixed=FIXED, batch="bs"), r"batch: 'bs' is not a numeric or extrinsic column of the model"),
-    (dict(fixed=FIXED, workers="padding"), r"workers: 'padding' is not a numeric or extrinsic column of the model"),
     (dict(fixed=FIXED, regimes=["stride=min"]), r"regimes: 'stride=min' names column 'stride', which is not a "
                                                 r"column of the model"),
 ])

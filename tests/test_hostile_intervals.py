@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from perfkit.model.forms.generic import GenericPerformanceModel
-from perfkit.model.uncertainty.conformal import METHODS, ConformalRegressor, ExtrapolationWarning, extrapolation
+from perfkit.model.uncertainty.conformal import INTERVAL_METHODS, ConformalRegressor, ExtrapolationWarning, extrapolation
 from perfkit.model.persist import load_model
 from perfkit.model.selection.search import make_form
 from perfkit.model.uncertainty.whatif import model_columns, whatif
@@ -29,7 +29,7 @@ def data():
 @pytest.fixture(scope="module")
 def models(data):
     X, y = data
-    return {m: ConformalRegressor(make_form("loglinear", **ROLES), method=m, n_splits=3).fit(X, y) for m in METHODS}
+    return {m: ConformalRegressor(make_form("loglinear", **ROLES), method=m, n_splits=3).fit(X, y) for m in INTERVAL_METHODS}
 
 
 @pytest.fixture()
@@ -47,7 +47,7 @@ def files(tmp_path, models, data):
 
 
 # ------------------------------------------------------------------------------ levels
-@pytest.mark.parametrize("method", METHODS)
+@pytest.mark.parametrize("method", INTERVAL_METHODS)
 def test_every_level_gives_a_valid_interval_that_widens_with_the_level(models, data, method):
     X, _ = data
     rows = X.head(25)
@@ -64,7 +64,7 @@ def test_every_level_gives_a_valid_interval_that_widens_with_the_level(models, d
     assert np.all(np.isfinite(widths[LEVELS.index(0.9)]))
 
 
-@pytest.mark.parametrize("method", METHODS)
+@pytest.mark.parametrize("method", INTERVAL_METHODS)
 def test_a_tiny_level_is_a_narrow_interval_around_the_prediction(models, data, method):
     X, _ = data
     iv = models[method].predict_interval(X.head(10), 1e-12)
@@ -298,7 +298,7 @@ def test_tampered_conformal_json_is_one_error_naming_the_key(models, data, tampe
         load_model(json.dumps(doc))
 
 
-@pytest.mark.parametrize("method", METHODS)
+@pytest.mark.parametrize("method", INTERVAL_METHODS)
 def test_saved_models_still_load_and_predict_the_same(models, data, method):
     X, _ = data
     back = load_model(models[method].to_json())

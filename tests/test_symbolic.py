@@ -203,10 +203,7 @@ def test_bad_fit_inputs_name_the_column(lenet):
 
 
 @pytest.mark.parametrize("setting, pattern", [
-    (dict(function_set="add,exp"), "function_set"), (dict(max_nodes=4), "max_nodes"),
-    (dict(population_size=5), "population_size"), (dict(network="vgg"), "network"),
-    (dict(network=None, fixed={"stride": 1}), "fixed: needs network"),
-    (dict(fixed={"colour": 1}), "fixed: 'colour' is not an input"), (dict(tournament_size=500), "tournament_size"),
+    (dict(fixed={"colour": 1}), "fixed: 'colour' is not an input"),
     (dict(fixed={"n_train": 0.5}), r"fixed\['n_train'\]: expected a whole number >= 1"),  # the hybrid form's rule
     (dict(fixed={"stride": 2}), "fixed: 'stride' is also a numeric column"),
 ])

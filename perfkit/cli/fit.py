@@ -19,10 +19,9 @@ def add_arguments(parser) -> None:
     """The options of ``perfkit fit`` (built only when ``perfkit fit`` runs or every command's help is asked for)."""
     # the registries live beside the model (scikit-learn, scipy): imported here, not when the package is
     from ..model.forms.generic import CODINGS, PENALTIES
-    from ..model.forms.generic import METHODS as ENGINE_NAMES
-    from ..model.forms.stepmodels import STEP_FORMS
-    from ..model.selection.search import FORMS
-    from ..model.uncertainty.conformal import METHODS as INTERVAL_METHODS
+    from ..model.forms.generic import ENGINE_METHODS
+    from ..model.forms.registry import form_names
+    from ..model.uncertainty.conformal import INTERVAL_METHODS
     from ..study.spec import AUTO, DEFAULT_FORM, DEFAULT_TEST_SIZE
 
     defaults = {f.name: f.default for f in _spec_fields()}
@@ -40,7 +39,7 @@ def add_arguments(parser) -> None:
     parser.add_argument("--test-size", type=float, default=None,
                         help=f"held-out share (0-1) or row count (>= 1) for MAPE/R², drawn at random (default "
                              f"{DEFAULT_TEST_SIZE:g}; not with --extrapolate)")
-    parser.add_argument("--method", choices=list(ENGINE_NAMES), default=defaults["method"], help="fitting engine")
+    parser.add_argument("--method", choices=list(ENGINE_METHODS), default=defaults["method"], help="fitting engine")
     parser.add_argument("--coding", choices=list(CODINGS), default=defaults["coding"],
                         help="categorical coding")
     parser.add_argument("--scale", choices=["data", "none"], default="data",
@@ -52,7 +51,7 @@ def add_arguments(parser) -> None:
                              "seeded, so the results do not depend on it)")
     parser.add_argument("--out", default="model.json", help="where to save the fitted model (JSON)")
     parser.add_argument("--na-is-level", action="store_true", help=NA_IS_LEVEL_HELP)
-    parser.add_argument("--form", choices=[*FORMS, *STEP_FORMS, AUTO], default=DEFAULT_FORM,
+    parser.add_argument("--form", choices=[*form_names(), AUTO], default=DEFAULT_FORM,
                         help="model form: the thesis's eq. 4.4 (default), a log-space power law with interactions, "
                              "analytic costs times rates (needs --network), the step time of data-parallel training "
                              "from GPUs, nodes and per-GPU batch (pollux: Pollux's model; phases: fitted with the "

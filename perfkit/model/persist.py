@@ -7,7 +7,8 @@ object it writes (``_fitted_doc``) and how it rebuilds itself from a checked one
 :func:`read_envelope` makes every check the envelope needs, and a :class:`FittedReader` the checks of
 the values inside ``fitted``; each failure is one ``ValueError`` that names the key at fault (and the
 file). :func:`load_model` reads the ``format`` and hands the document to that class:
-:data:`MODEL_FORMATS` is the one place that knows which classes exist.
+the forms' formats come from :mod:`perfkit.model.forms.registry` (read on first load, so this module imports no
+form), the two wrappers' from :data:`WRAPPER_FORMATS`.
 """
 from __future__ import annotations
 
@@ -20,20 +21,15 @@ import numpy as np
 
 from .._io import atomic_write, check_input_file
 
-__all__ = ["MODEL_FORMATS", "ENVELOPE_KEYS", "SavedModel", "FittedReader", "load_model", "model_from_doc",
-           "read_envelope", "dump_json", "load_json", "jsonable", "json_tree", "json_kind", "is_number",
-           "is_finite", "leverage_from_doc"]
+__all__ = ["WRAPPER_FORMATS", "model_formats", "ENVELOPE_KEYS", "SavedModel", "FittedReader", "load_model",
+           "model_from_doc", "read_envelope", "dump_json", "load_json", "jsonable", "json_tree", "json_kind",
+           "is_number", "is_finite", "leverage_from_doc"]
 
-#: ``format`` of a model JSON → (module of :mod:`perfkit.model`, class)
-MODEL_FORMATS = {
-    "perfkit.GenericPerformanceModel": ("forms.generic", "GenericPerformanceModel"),
-    "perfkit.LogLinearModel": ("forms.loglinear", "LogLinearModel"),
-    "perfkit.HybridModel": ("forms.hybrid", "HybridModel"),
+#: ``format`` of a saved wrapper (a model around a form, not a form) → (module of :mod:`perfkit.model`, class); the
+#: forms' own formats are in :mod:`perfkit.model.forms.registry`
+WRAPPER_FORMATS = {
     "perfkit.ConformalRegressor": ("uncertainty.conformal", "ConformalRegressor"),
-    "perfkit.PolluxStepModel": ("forms.stepmodels", "PolluxStepModel"),
-    "perfkit.PhaseAwareStepModel": ("forms.stepmodels", "PhaseAwareStepModel"),
     "perfkit.ScaleIntervalModel": ("uncertainty.scale_intervals", "ScaleIntervalModel"),
-    "perfkit.SymbolicModel": ("forms.symbolic", "SymbolicModel"),
 }
 #: the keys of every model document, in the order they are written
 ENVELOPE_KEYS = ("format", "version", "settings", "fitted")
@@ -384,19 +380,28 @@ class SavedModel:
         return cls.from_json(path)
 
 
+def model_formats() -> dict[str, tuple[str, str]]:
+    """Every ``format`` a saved model may have → (module of :mod:`perfkit.model`, class): the forms of the
+    registry, then the wrappers of :data:`WRAPPER_FORMATS`."""
+    from .forms.registry import REGISTRY
+
+    forms = {f.json_format: f.location for f in REGISTRY}
+    return {**forms, **WRAPPER_FORMATS}
+
+
 def model_from_doc(doc, where: str = ""):
-    """Build the model a parsed JSON document describes (any format of :data:`MODEL_FORMATS`)."""
+    """Build the model a parsed JSON document describes (any format of :func:`model_formats`)."""
     if not isinstance(doc, dict):
         raise ValueError(f"model JSON{where}: expected an object at the top level, got {json_kind(doc)}")
-    fmt = doc.get("format")
-    if not isinstance(fmt, str) or fmt not in MODEL_FORMATS:
+    fmt, formats = doc.get("format"), model_formats()
+    if not isinstance(fmt, str) or fmt not in formats:
         if "format" not in doc:
             shown = "'format' is missing:"
         else:
             shown = f"format {FittedReader.short(fmt)}" + ("" if isinstance(fmt, str) else f" ({json_kind(fmt)})")
             shown += " is"
-        raise ValueError(f"model JSON{where}: {shown} not a perfkit model; expected one of {sorted(MODEL_FORMATS)}")
-    module, name = MODEL_FORMATS[fmt]
+        raise ValueError(f"model JSON{where}: {shown} not a perfkit model; expected one of {sorted(formats)}")
+    module, name = formats[fmt]
     cls = getattr(importlib.import_module(f"perfkit.model.{module}"), name)
     return cls.from_doc(doc, where)
 

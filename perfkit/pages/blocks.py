@@ -11,7 +11,8 @@ Each block (:data:`BLOCKS`) is a function of what the repository holds, never ty
 - the results page (``docs/results.md``): what ``figures/`` holds, file by file, with each claims ledger's
   verdicts counted;
 - the findings (``docs/findings.md``): :func:`perfkit.chapters.notebooks.readme_findings`;
-- the README's chapter table and its measured times (``benchmarks/results/budgets.json``).
+- the README's chapter table and its measured times (``benchmarks/results/budgets.json``);
+- the table of model forms (``docs/forms.md``), from :mod:`perfkit.model.forms.registry`.
 
 Which notebook cell shows an output is read from the notebook's code: a string literal naming the file
 stem, ``result.claims`` for the ledger, ``result.figures_of(slug)``, an f-string whose pattern the stem
@@ -526,6 +527,12 @@ def _machines_page():
     return machines
 
 
+def _forms_table(root: Path) -> str:
+    from .forms_page import forms_table
+
+    return forms_table(root)
+
+
 def _findings(root: Path) -> str:
     from ..chapters.notebooks import readme_findings
 
@@ -547,6 +554,7 @@ BLOCKS: tuple[Block, ...] = (
     Block("docs/machines.md", "machines table",
           *_markers("machines table", "figures/ch3/claims_ch3_machines.csv and figures/ch4/"),
           lambda root: _machines_page().machines_table(root)),
+    Block("docs/forms.md", "forms", *_markers("forms", "perfkit/model/forms/registry.py"), _forms_table),
 )
 
 

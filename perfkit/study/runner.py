@@ -182,10 +182,10 @@ def _scale_model(spec: FitSpec, estimator, sp: Split, fitted=None):
 
 # ---------------------------------------------------------------------------------------------- the other forms
 def _step_form(spec: FitSpec):
-    from ..model.forms.stepmodels import STEP_FORMS
+    from ..model.forms.registry import get
 
     extra = {"sync_column": spec.phases[0]} if spec.form == PHASE_FORM else {}
-    return STEP_FORMS[spec.form](spec.gpus, spec.nodes, spec.batch, **extra)
+    return get(spec.form).cls(spec.gpus, spec.nodes, spec.batch, **extra)
 
 
 def _search(spec: FitSpec, sp: Split, header, say, progress):

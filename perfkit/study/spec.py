@@ -34,16 +34,15 @@ CLI_FLAGS = {"n_jobs": "--jobs", "reference": "--no-reference"}
 
 
 def _form_names() -> tuple:
-    from ..model.forms.stepmodels import STEP_FORMS
-    from ..model.selection.search import FORMS
+    from ..model.forms.registry import form_names
 
-    return (*FORMS, *STEP_FORMS, AUTO)
+    return (*form_names(), AUTO)
 
 
 def _engines() -> tuple:
-    from ..model.forms.generic import METHODS
+    from ..model.forms.generic import ENGINE_METHODS
 
-    return METHODS
+    return ENGINE_METHODS
 
 
 def _codings() -> tuple:
@@ -53,9 +52,9 @@ def _codings() -> tuple:
 
 
 def _interval_methods() -> tuple:
-    from ..model.uncertainty.conformal import METHODS
+    from ..model.uncertainty.conformal import INTERVAL_METHODS
 
-    return METHODS
+    return INTERVAL_METHODS
 
 
 def _networks() -> tuple:
@@ -230,9 +229,9 @@ class FitSpec:
 
     @property
     def is_step_form(self) -> bool:
-        from ..model.forms.stepmodels import STEP_FORMS
+        from ..model.forms.registry import step_forms
 
-        return self.form in STEP_FORMS
+        return self.form in step_forms()
 
     @property
     def uses_phases(self) -> bool:
@@ -320,10 +319,10 @@ def _check_form(spec: FitSpec) -> None:
 def _check_step(spec: FitSpec) -> None:
     """The step columns: all three with a step form (none or all with ``"auto"``), never with another form; the
     step forms take no table roles; the phases form takes exactly one phase column."""
-    from ..model.forms.stepmodels import STEP_FORMS
+    from ..model.forms.registry import step_forms
 
     present = [r for r in STEP_ROLES if getattr(spec, r) is not None]
-    step = spec.form in STEP_FORMS
+    step = spec.form in step_forms()
     if step or (spec.form == AUTO and present):
         missing = [name(r) for r in STEP_ROLES if r not in present]
         if missing:
@@ -332,7 +331,7 @@ def _check_step(spec: FitSpec) -> None:
                              f"the node count and the per-GPU batch); missing: {', '.join(missing)}")
     elif present:
         raise ValueError(f"{name(present[0])}: {name('gpus')}/{name('nodes')}/{name('batch')} belong to the step "
-                         f"forms ({name('form')} {' or '.join(STEP_FORMS)}, or auto), not {given('form', spec.form)}")
+                         f"forms ({name('form')} {' or '.join(step_forms())}, or auto), not {given('form', spec.form)}")
     cols = [getattr(spec, r) for r in present]
     if len(set(cols)) < len(cols):
         raise ValueError(f"{name('gpus')}, {name('nodes')}, {name('batch')}: expected three different column names, "

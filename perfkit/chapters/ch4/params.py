@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from ...model.forms.generic import METHODS, GenericPerformanceModel
+from ...model.forms.generic import ENGINE_METHODS, GenericPerformanceModel
 from ...schema import ROLES, resolve
 from ..result import (Check, ParameterError, ParamsBase, at_least, existing_file, existing_files, grid, make_params,
                       number_at_least, one_of, output_folder, show_path)
@@ -19,8 +19,8 @@ TARGETS = ("epoch_time", "step_time")
 #: the static rule of ``target``; :func:`check_steps_file` checks it is a time column of the file
 TARGET = Check("a column of the file holding a time, such as 'epoch_time' or 'step_time'",
                lambda v: isinstance(v, str) and bool(v.strip()))
-#: fitting engines (the registry :data:`perfkit.model.forms.generic.METHODS`)
-ENGINES = METHODS
+#: fitting engines (the registry :data:`perfkit.model.forms.generic.ENGINE_METHODS`)
+ENGINES = ENGINE_METHODS
 #: the rules shared by every chapter that fits the generic model on a measured split (Chapters 4 and 5)
 FIT_CHECKS = {
     "target": TARGET,

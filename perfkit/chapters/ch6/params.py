@@ -40,8 +40,9 @@ QUICK_CV, QUICK_FORMS, QUICK_RATE_B = 3, ("loglinear", "hybrid"), 50
 #: quick mode: the datasets kept (NVIDIA DLE's five categoricals make its fits too slow for a smoke test); the thesis
 #: form is fitted once, without intervals
 QUICK_DATASETS = ("ch4", "ch5", "lambda")
-#: forms Chapter 6's search can try (of :data:`perfkit.model.selection.search.FORMS`); the symbolic form is fitted on every
-#: dataset as a method of its own (Tables 6.1 and 6.3) but not searched: `perfkit fit --form auto` tries it too
+#: forms Chapter 6's search can try (of :func:`perfkit.model.forms.registry.table_forms`); the symbolic form is
+#: fitted on every dataset as a method of its own (Tables 6.1 and 6.3) but not searched: `perfkit fit --form auto`
+#: tries it too
 FORMS = ("thesis", "loglinear", "hybrid")
 #: nominal coverage of the prediction intervals
 COVERAGE = 0.9

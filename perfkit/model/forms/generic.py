@@ -68,14 +68,16 @@ from ..roles import (ConstantColumnWarning, constant_columns, levels_seen, recor
                     warn_constant_columns)
 from ..validation import check_number, validate_frame, validate_target
 
-__all__ = ["GenericPerformanceModel", "ConstantColumnWarning", "DEFAULT_BOUNDS", "METHODS", "JSON_FORMAT",
+__all__ = ["GenericPerformanceModel", "ConstantColumnWarning", "DEFAULT_BOUNDS", "ENGINE_METHODS",
+           "JSON_FORMAT",
            "JSON_VERSION", "LOSSES", "TINY", "PENALTIES", "CODINGS"]
 
 #: ``format`` and newest ``version`` of the model JSON that :meth:`GenericPerformanceModel.to_json` writes
 JSON_FORMAT = "perfkit.GenericPerformanceModel"
 JSON_VERSION = 1
 
-METHODS = tuple(ENGINES)
+#: the fitting engines ``method`` accepts (the names of :data:`perfkit.model.engine.engines.ENGINES`)
+ENGINE_METHODS = tuple(ENGINES)
 #: the penalties of the fit (``penalty``), and the codings of categorical columns (``coding``)
 PENALTIES = (None, "l1", "l2")
 CODINGS = ("thesis", "reference")
@@ -266,8 +268,8 @@ class GenericPerformanceModel(PerformanceForm):
             raise ValueError("lam_powers > 0 needs penalty='l1' or 'l2'")
         if not (isinstance(self.loss, str) and self.loss in LOSSES):
             raise ValueError(f"loss: expected one of {LOSSES}, got {self.loss!r}")
-        if self.method not in METHODS:
-            raise ValueError(f"method: expected one of {METHODS}, got {self.method!r}")
+        if self.method not in ENGINE_METHODS:
+            raise ValueError(f"method: expected one of {ENGINE_METHODS}, got {self.method!r}")
         if not any(self.scale is v or (isinstance(self.scale, str) and self.scale == v) for v in SCALES):
             raise ValueError(f"scale: expected 'data' (fit unit-free) or None (the thesis: bounds and λ in the "
                              f"target's units), got {self.scale!r}")

@@ -41,7 +41,7 @@ from ..uncertainty.ranges import check_saved_ranges, column_ranges
 from ..roles import count_column, record_roles
 from ..validation import first_bad_row, missing_column_error, numeric_column, plain_value, validate_target
 
-__all__ = ["PolluxStepModel", "PhaseAwareStepModel", "MedianOfModels", "STEP_FORMS", "SYNC_FORMS", "LOSSES",
+__all__ = ["PolluxStepModel", "PhaseAwareStepModel", "MedianOfModels", "SYNC_FORMS", "LOSSES",
            "step_columns"]
 
 #: multi-node synchronisation forms of :class:`PhaseAwareStepModel` → names of their basis terms φ_j(K)
@@ -559,8 +559,3 @@ class MedianOfModels:
             raise ValueError("MedianOfModels is not fitted yet; call fit first")
         return "median of: " + " | ".join(f"{name}: {est.formula(digits)}" if hasattr(est, "formula") else name
                                           for name, est in self.estimators_)
-
-
-#: the step-time forms (scale-out models of one iteration from GPUs, nodes and per-GPU batch), by name; the
-#: configuration-table forms of the form search are :data:`perfkit.model.selection.search.FORMS`
-STEP_FORMS = {"pollux": PolluxStepModel, "phases": PhaseAwareStepModel}

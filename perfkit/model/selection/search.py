@@ -1,7 +1,7 @@
 """Form search by cross-validation: which model form, with which terms, for these data?
 
 The thesis fits one form (eq. 4.4) everywhere. :func:`search_forms` tries several
-(:data:`FORMS`: the thesis form, the multiplicative power law of
+(the table forms of :mod:`perfkit.model.forms.registry`: the thesis form, the multiplicative power law of
 :mod:`perfkit.model.forms.loglinear` with and without its interaction terms, and the hybrid
 form of :mod:`perfkit.model.forms.hybrid` on analytic costs when the network is known),
 scores each by K-fold cross-validated MAPE, and picks **the simplest candidate
@@ -41,7 +41,7 @@ from __future__ import annotations
 import time
 import warnings
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
@@ -57,9 +57,11 @@ from ..uncertainty.conformal import ConformalRegressor, predictable_rows, seen_r
 from .metrics import mape
 from ..uncertainty.scale_intervals import inner_splits
 from ..forms.stepmodels import PhaseAwareStepModel, PolluxStepModel
+from ..forms.registry import TABLE, get, table_forms
 from ..validation import column_list, numeric_column, target_column, validate_frame, validate_target
 
-__all__ = ["FORMS", "Candidate", "FormSearch", "form_candidates", "search_forms", "n_parameters", "make_form",
+__all__ = ["thesis_candidates", "loglinear_candidates", "hybrid_candidates", "symbolic_candidates", "Candidate",
+           "FormSearch", "form_candidates", "search_forms", "n_parameters", "make_form",
            "seen_rows", "one_standard_error_choice", "THESIS_SEARCH", "SELECTIONS", "step_candidates"]
 
 #: how :func:`search_forms` picks a candidate: "1se", the fewest parameters within one standard error of the best
@@ -84,7 +86,8 @@ class Candidate:
 
 
 # ------------------------------------------------------------------------------ the forms
-def _thesis(roles, network, random_state, options):
+# each table form of perfkit.model.forms.registry names its builder here: f(roles, network, random_state, options)
+def thesis_candidates(roles, network, random_state, options):
     """The thesis form fitted to relative error: the search scores MAPE, which the relative error is the loss of
     (the MAE fit of eq. 4.9 is not tried)."""
     kw = dict(random_state=random_state, loss="relative", **THESIS_SEARCH)
@@ -93,7 +96,10 @@ def _thesis(roles, network, random_state, options):
                       GenericPerformanceModel(**roles, **kw))]
 
 
-def _loglinear(roles, network, random_state, options):
+def loglinear_candidates(roles, network, random_state, options):
+    """The log-linear power law, from log-log powers alone up to every term (products of logs, level slopes and,
+    with two or more categorical columns, level pairs, pair slopes and ridge penalties; segments with an extrinsic
+    column)."""
     variants = [
         (dict(interactions=False, category_terms=False), "log-log powers + category levels"),
         (dict(interactions=False, category_terms=True), "powers + levels + level × log"),
@@ -113,7 +119,8 @@ def _loglinear(roles, network, random_state, options):
             for kw, words in variants]
 
 
-def _hybrid(roles, network, random_state, options):
+def hybrid_candidates(roles, network, random_state, options):
+    """The hybrid form's term sets on the analytic costs of ``network`` (none without a network)."""
     if network is None:
         return []
     extra = options.get("hybrid", {})
@@ -122,28 +129,25 @@ def _hybrid(roles, network, random_state, options):
             for kw, words in hybrid_variants(network, roles)]
 
 
-def _symbolic(roles, network, random_state, options):
+def symbolic_candidates(roles, network, random_state, options):
     """Symbolic regression in log space (gplearn), at most 20 nodes; the log costs of ``network`` when known."""
     kw = dict(network=network, random_state=random_state, **options.get("symbolic", {}))
     words = "exp(a + b·f): an evolved formula of logs, level means and log costs, <= 20 nodes"
     return [Candidate("symbolic", words, SymbolicModel(**roles, **kw))]
 
 
-#: form name → builder of its candidates ``f(roles, network, random_state, options) -> [Candidate]``
-FORMS: dict[str, Callable[..., list[Candidate]]] = {"thesis": _thesis, "loglinear": _loglinear, "hybrid": _hybrid,
-                                                    "symbolic": _symbolic}
-
-
 def _check_forms(forms) -> list[str]:
+    """The table forms ``forms`` names (all of them for "auto"), each checked against the registry."""
+    names = table_forms()
     if forms == "auto" or forms is None:
-        return list(FORMS)
-    names = column_list("forms", forms)
-    for f in names:
-        if f not in FORMS:
-            raise ValueError(f"form: unknown form {f!r}; expected 'auto' or one of {sorted(FORMS)}")
-    if not names:
-        raise ValueError(f"forms: give 'auto' or at least one of {sorted(FORMS)}")
-    return names
+        return list(names)
+    given = column_list("forms", forms)
+    for f in given:
+        if f not in names:
+            raise ValueError(f"form: unknown form {f!r}; expected 'auto' or one of {sorted(names)}")
+    if not given:
+        raise ValueError(f"forms: give 'auto' or at least one of {sorted(names)}")
+    return given
 
 
 def form_candidates(forms="auto", numeric=(), categorical=(), extrinsic=(), *, network=None, random_state=0,
@@ -153,7 +157,7 @@ def form_candidates(forms="auto", numeric=(), categorical=(), extrinsic=(), *, n
                  extrinsic=column_list("extrinsic", extrinsic))
     out = []
     for f in _check_forms(forms):
-        out += FORMS[f](roles, network, random_state, options or {})
+        out += get(f).candidates(roles, network, random_state, options or {})
     if not out:
         raise ValueError(f"forms {forms!r}: no candidate applies (the hybrid form needs network=, one of the "
                          "networks perfkit has a cost model for)")
@@ -178,10 +182,15 @@ def make_form(form: str, numeric=(), categorical=(), extrinsic=(), *, network=No
     fits it); for "loglinear" products, level slopes and (with two or more categorical columns) level pairs, without
     the segments and pair slopes the search also tries; for "hybrid" the richest term set the search tries without
     the rates by the layer shape, which cover only the combinations of levels seen in fit (a search checks them by
-    cross-validation); for any other form its last candidate.
+    cross-validation); for any other form its last candidate. ``form`` is a table form of the registry
+    (:func:`perfkit.model.forms.registry.table_forms`); a step form or an unknown name is one ``ValueError``
+    naming ``form``.
 
     ``settings`` override the estimator's own (e.g. ``interactions=False``, ``loss="relative"``).
     """
+    if get(form).kind != TABLE:
+        raise ValueError(f"form: {form!r} is a step form (built from the GPU, node and batch columns, "
+                         f"not by make_form); expected one of {list(table_forms())}")
     if form == "thesis":
         est = GenericPerformanceModel(numeric=numeric, categorical=categorical, extrinsic=extrinsic,
                                       random_state=random_state)
@@ -401,7 +410,7 @@ def search_forms(X, y, numeric=(), categorical=(), extrinsic=(), *, forms="auto"
     numeric, categorical, extrinsic : str or list of str
         Column roles, as for every model of perfkit.
     forms : "auto" or list of str
-        Forms to try (keys of :data:`FORMS`); "auto" tries all that apply.
+        Forms to try (table forms of :mod:`perfkit.model.forms.registry`); "auto" tries all that apply.
     network : str, optional
         A network of :data:`perfkit.model.forms.costs.NETWORKS`; enables the hybrid form.
     cv : int, default 5

@@ -57,10 +57,11 @@ from .ranges import column_ranges, outside_fitted
 from ..validation import column_list, missing_column_error, validate_target
 
 __all__ = ["ConformalRegressor", "ExtrapolationWarning", "coverage_of", "extrapolation", "seen_rows",
-           "predictable_rows", "METHODS", "leverage_basis", "leverage_of", "leverage_from_doc", "JSON_FORMAT", "JSON_VERSION"]
+           "predictable_rows", "INTERVAL_METHODS", "leverage_basis", "leverage_of", "leverage_from_doc", "JSON_FORMAT",
+           "JSON_VERSION"]
 
-#: ways :class:`ConformalRegressor` computes its scores
-METHODS = ("cv+", "studentized", "split")
+#: the interval calibration methods :class:`ConformalRegressor` accepts (``method``)
+INTERVAL_METHODS = ("cv+", "studentized", "split")
 #: ``format`` and newest ``version`` of the JSON that :meth:`ConformalRegressor.to_json` writes
 JSON_FORMAT = "perfkit.ConformalRegressor"
 JSON_VERSION = 1
@@ -152,8 +153,8 @@ class ConformalRegressor(RowCapabilities, SavedModel, RegressorMixin, BaseEstima
         for name in ("fit", "predict"):
             if not callable(getattr(self.estimator, name, None)):
                 raise ValueError(f"estimator: {type(self.estimator).__name__} has no {name}() method")
-        if not isinstance(self.method, str) or self.method not in METHODS:
-            raise ValueError(f"method: expected one of {METHODS}, got {self.method!r}")
+        if not isinstance(self.method, str) or self.method not in INTERVAL_METHODS:
+            raise ValueError(f"method: expected one of {INTERVAL_METHODS}, got {self.method!r}")
         check_int("n_splits", self.n_splits, minimum=2)
         cal = self.calibration
         if isinstance(cal, bool) or not isinstance(cal, numbers.Real) or not 0 < float(cal) < 1:
@@ -421,8 +422,8 @@ class ConformalRegressor(RowCapabilities, SavedModel, RegressorMixin, BaseEstima
         model = cls(None, **settings)
         check_int("n_splits", model.n_splits, minimum=2)
         check_int("random_state", model.random_state, minimum=0)
-        if not isinstance(model.method, str) or model.method not in METHODS:
-            raise ValueError(f"method: expected one of {METHODS}, got {model.method!r}")
+        if not isinstance(model.method, str) or model.method not in INTERVAL_METHODS:
+            raise ValueError(f"method: expected one of {INTERVAL_METHODS}, got {model.method!r}")
         cal = model.calibration
         if isinstance(cal, bool) or not is_finite(cal) or not 0 < cal < 1:
             raise ValueError(f"calibration: expected a share strictly between 0 and 1, got {cal!r}")
