@@ -528,7 +528,7 @@ def _machines_page():
 
 
 def _forms_table(root: Path) -> str:
-    from .forms_page import forms_table
+    from .forms import forms_table
 
     return forms_table(root)
 
