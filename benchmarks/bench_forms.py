@@ -204,7 +204,8 @@ def child_single(n: int, index: int) -> dict:
     from sklearn.model_selection import KFold
 
     from perfkit.model.selection.metrics import mape
-    from perfkit.model.selection.search import form_candidates, seen_rows
+    from perfkit.model.selection.search import form_candidates
+    from perfkit.model.uncertainty.conformal import seen_rows
     from perfkit.schema import ROLES
 
     X, y, how = dataset(n)

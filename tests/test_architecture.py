@@ -171,3 +171,20 @@ def test_model_has_no_flat_module_beyond_its_core():
     assert flat == MODEL_CORE
     for sub in (p for p in (ROOT / "model").iterdir() if p.is_dir() and p.name != "__pycache__"):
         assert (sub / "__init__.py").is_file(), f"{sub} is not a package"
+def _reexports(name: str, path: Path) -> list:
+    """Names a module lists in ``__all__`` that it imports from another perfkit module (a package's ``__init__``,
+    whose lazy public names are its interface, excepted)."""
+    if path.name == "__init__.py":
+        return []
+    tree = ast.parse(path.read_text())
+    exported = set()
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "__all__" for t in node.targets):
+            exported = {e.value for e in node.value.elts if isinstance(e, ast.Constant)}
+    imported = {item for target, item in _imports(name, path) if item and target.startswith("perfkit")}
+    return sorted(f"{name}.{n}" for n in exported & imported)
+
+
+def test_no_module_reexports_another_modules_names():
+    found = [r for name, path in MODULES.items() for r in _reexports(name, path)]
+    assert found == []

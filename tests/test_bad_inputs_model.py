@@ -12,7 +12,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from perfkit.model.forms.generic import ConstantColumnWarning, GenericPerformanceModel
+from perfkit.model.forms.generic import GenericPerformanceModel
+from perfkit.model.roles import ConstantColumnWarning
 from tests.cli import run_cli as _run
 
 N = 40

@@ -12,7 +12,8 @@ from perfkit.chapters import notebooks
 from perfkit.model.engine import fitcache
 from perfkit.model.forms import generic
 from perfkit.model.selection.fitting import _fit_one, fit_repeated
-from perfkit.model.forms.generic import ConstantColumnWarning, GenericPerformanceModel
+from perfkit.model.forms.generic import GenericPerformanceModel
+from perfkit.model.roles import ConstantColumnWarning
 
 COLS = dict(numeric=["kernel", "filters"], categorical=["act"], extrinsic=["gpus"])
 

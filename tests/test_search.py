@@ -11,7 +11,8 @@ from perfkit.model.forms.costs import add_costs
 from perfkit.model.forms.hybrid import HybridModel
 from perfkit.model.uncertainty.conformal import ConformalRegressor, coverage_of
 from perfkit.model.persist import load_model
-from perfkit.model.selection.search import form_candidates, one_standard_error_choice, search_forms, seen_rows
+from perfkit.model.selection.search import form_candidates, one_standard_error_choice, search_forms
+from perfkit.model.uncertainty.conformal import seen_rows
 from tests.test_generic import _data
 
 ROLES = dict(numeric=["kernel", "filters"], categorical=["act"], extrinsic=["gpus", "batch"])

@@ -20,7 +20,7 @@ import numpy as np
 from .._checks import check_int, check_number
 
 __all__ = ["validate_frame", "validate_target", "check_levels", "column_list", "missing_column_error", "numeric_column",
-           "check_unique_roles", "check_int", "check_number", "as_times", "broadcast_named", "wrap_like", "MAX_TIME",
+           "check_unique_roles", "as_times", "broadcast_named", "wrap_like", "MAX_TIME",
            "MISSING_LEVEL_HINT", "plain_value", "first_bad_row", "target_column"]
 
 #: Largest measured time (seconds) :func:`validate_target` accepts with ``positive=True``. No real

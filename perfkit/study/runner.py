@@ -82,7 +82,7 @@ def run(spec: FitSpec, data, *, progress: bool = True, echo=None) -> StudyResult
 # ---------------------------------------------------------------------------------------------- the thesis form
 def _fit_seeds(spec: FitSpec, model, sp: Split, progress: bool):
     """Seed 0 alone (timed), then seeds 1..N-1 in parallel with the time left on stderr."""
-    from ..model.forms.generic import ConstantColumnWarning
+    from ..model.roles import ConstantColumnWarning
     from ..model.selection.fitting import RepeatedFit, fit_repeated
 
     start = time.perf_counter()
@@ -155,7 +155,7 @@ def _seed_summary(rep) -> pd.DataFrame:
 def _calibrate(spec: FitSpec, best, sp: Split, progress):
     """``calibrate``: conformal intervals around refits of the best seed's settings (widening with the distance
     beyond MAX with ``extrapolate``)."""
-    from ..model.forms.generic import ConstantColumnWarning
+    from ..model.roles import ConstantColumnWarning
     from ..model.uncertainty.conformal import ConformalRegressor
 
     if sp.scale is not None:

@@ -18,7 +18,7 @@ import numpy as np
 
 from .kernel_rows import distinct, hot_index
 
-__all__ = ["AVAILABLE", "enabled", "hot_index", "distinct"]
+__all__ = ["AVAILABLE", "enabled"]
 
 try:  # numba is a declared dependency; the numpy code paths stay complete without it
     import numba

@@ -31,7 +31,7 @@ from .newton import REFINE_STAGES
 from .problem import EngineResult, Problem, design
 from .screening import screen, screened, screening_rows
 from .search_cost import SearchCost, linear_for
-from ..validation import check_int, check_number
+from ..._checks import check_int, check_number
 
 __all__ = ["ENGINES", "fit_thesis", "fit_varpro", "SEARCH_DEFAULTS", "check_engine_args", "refine_best",
            "distinct_starts", "N_STARTS", "VARPRO_TOL"]

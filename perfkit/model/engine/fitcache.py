@@ -28,7 +28,7 @@ entropy on every fit and a Generator/RandomState carries state between fits, so 
 bit, to the fit that was stored: :func:`store` writes a fit only after checking that
 :meth:`~perfkit.model.forms.generic.GenericPerformanceModel.from_json` rebuilds exactly these from the file's
 contents. So ``predict`` and ``params_`` give the same numbers. The
-:class:`~perfkit.model.forms.generic.ConstantColumnWarning` of the fit is issued again from ``constant_columns_``;
+:class:`~perfkit.model.roles.ConstantColumnWarning` of the fit is issued again from ``constant_columns_``;
 no other warning raised during the original fit is replayed.
 
 **File format**: JSON only, ``{"format": "perfkit.fitcache", "version": 1, "key": <key>, "model": <the

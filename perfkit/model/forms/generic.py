@@ -66,9 +66,10 @@ from ..uncertainty.ranges import check_saved_ranges, column_ranges
 from ..unitscale import SCALES, check_scales, data_scales, scale_logs, to_data_units
 from ..roles import (ConstantColumnWarning, constant_columns, levels_seen, record_roles, role_lists,
                     warn_constant_columns)
-from ..validation import check_number, validate_frame, validate_target
+from ..._checks import check_number
+from ..validation import validate_frame, validate_target
 
-__all__ = ["GenericPerformanceModel", "ConstantColumnWarning", "DEFAULT_BOUNDS", "ENGINE_METHODS",
+__all__ = ["GenericPerformanceModel", "ENGINE_METHODS",
            "JSON_FORMAT",
            "JSON_VERSION", "LOSSES", "TINY", "PENALTIES", "CODINGS"]
 

@@ -48,8 +48,7 @@ from .terms import (KIND_SETTING, TERMS, Hinge, Interaction, Level, LevelCell, L
                     terms_from_doc)
 from ..validation import validate_frame, validate_target
 
-__all__ = ["LogLinearModel", "SELECT", "TERM_KINDS", "JSON_FORMAT", "JSON_VERSION", "MIN_SLOPE_VALUES", "MAX_KNOTS",
-           "RIDGE_PENALTY", "times_from_log"]
+__all__ = ["LogLinearModel", "SELECT", "TERM_KINDS", "JSON_FORMAT", "JSON_VERSION", "MIN_SLOPE_VALUES", "MAX_KNOTS"]
 
 #: ``format`` and newest ``version`` of the JSON that :meth:`LogLinearModel.to_json` writes
 JSON_FORMAT = "perfkit.LogLinearModel"

@@ -46,7 +46,7 @@ def _check_seeds(seeds, name: str = "seeds") -> list[int]:
 
 def _check_lams(lams) -> list[float]:
     """A non-empty grid of finite λ >= 0."""
-    from ..validation import check_number
+    from ..._checks import check_number
 
     try:
         grid = list(lams)

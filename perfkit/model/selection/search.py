@@ -61,8 +61,7 @@ from ..forms.registry import TABLE, get, table_forms
 from ..validation import column_list, numeric_column, target_column, validate_frame, validate_target
 
 __all__ = ["thesis_candidates", "loglinear_candidates", "hybrid_candidates", "symbolic_candidates", "Candidate",
-           "FormSearch", "form_candidates", "search_forms", "n_parameters", "make_form",
-           "seen_rows", "one_standard_error_choice", "THESIS_SEARCH", "SELECTIONS", "step_candidates"]
+           "FormSearch", "form_candidates", "search_forms", "n_parameters", "make_form", "one_standard_error_choice", "THESIS_SEARCH", "SELECTIONS", "step_candidates"]
 
 #: how :func:`search_forms` picks a candidate: "1se", the fewest parameters within one standard error of the best
 #: CV MAPE (the default; "cv" is the same rule); "best", the lowest CV MAPE; "extrapolation", inner extrapolation

@@ -57,7 +57,7 @@ from .ranges import column_ranges, outside_fitted
 from ..validation import column_list, missing_column_error, validate_target
 
 __all__ = ["ConformalRegressor", "ExtrapolationWarning", "coverage_of", "extrapolation", "seen_rows",
-           "predictable_rows", "INTERVAL_METHODS", "leverage_basis", "leverage_of", "leverage_from_doc", "JSON_FORMAT",
+           "predictable_rows", "INTERVAL_METHODS", "JSON_FORMAT",
            "JSON_VERSION"]
 
 #: the interval calibration methods :class:`ConformalRegressor` accepts (``method``)
