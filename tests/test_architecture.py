@@ -188,3 +188,13 @@ def _reexports(name: str, path: Path) -> list:
 def test_no_module_reexports_another_modules_names():
     found = [r for name, path in MODULES.items() for r in _reexports(name, path)]
     assert found == []
+
+
+def test_the_fit_command_is_a_thin_door():
+    """``perfkit fit`` is at most 250 lines over its modules (fit.py and the helpers it shares) and hands one spec
+    to the library once: the fit study lives in perfkit.study."""
+    fit, common = ROOT / "cli" / "fit.py", ROOT / "cli" / "common.py"
+    assert sum(len(p.read_text().splitlines()) for p in (fit, common)) <= 250
+    calls = [n for n in ast.walk(ast.parse(fit.read_text())) if isinstance(n, ast.Call)
+             and getattr(n.func, "id", None) in ("run_study", "FitSpec")]
+    assert [c.func.id for c in calls] == ["FitSpec", "run_study"]
