@@ -13,18 +13,10 @@ import pandas as pd
 import pytest
 
 from perfkit.model.forms.generic import ConstantColumnWarning, GenericPerformanceModel
-from tests.cli import run_cli as _run
+from tests.cli import EXACT_FIT as FIT, run_cli as _run
+from tests.frames import exact_data as _data
 
 N = 40
-
-
-def _data(n=N, seed=0):
-    """t = 0.01 x^0.7 g^-0.5 (+ a level constant) + 0.001, exact."""
-    rng = np.random.default_rng(seed)
-    X = pd.DataFrame({"x": rng.choice([1.0, 2.0, 4.0, 8.0, 16.0], n), "g": rng.choice([1.0, 2.0, 4.0], n),
-                      "c": rng.choice(["a", "b"], n)})
-    y = 0.01 * X["x"] ** 0.7 * X["g"] ** -0.5 + 0.001 + 0.002 * (X["c"] == "b")
-    return X, y.to_numpy()
 
 
 def _model(**kw):
@@ -311,9 +303,6 @@ def files(tmp_path):
     X.assign(time=y).to_csv(tmp_path / "data.csv", index=False)
     X.head(5).to_csv(tmp_path / "configs.csv", index=False)
     return tmp_path
-
-
-FIT = ["--target", "time", "--numeric", "x", "--categorical", "c", "--extrinsic", "g", "--seeds", "1"]
 
 
 def _write(path, content):

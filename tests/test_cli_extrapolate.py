@@ -15,7 +15,7 @@ from perfkit.model.persist import load_model
 from perfkit.model.uncertainty.scale_intervals import ScaleIntervalModel, default_fit_max, inner_splits
 from perfkit.model.selection.search import search_forms
 from perfkit.model.forms.stepmodels import PhaseAwareStepModel, PolluxStepModel
-from tests.test_generic import _data
+from tests.frames import generic_data as _data
 from tests.cli import one_error as _one_error, run_cli as _run
 
 STEP = ["--gpus", "n_gpus", "--nodes", "n_nodes", "--batch", "batch_per_gpu"]
