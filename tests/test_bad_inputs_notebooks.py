@@ -21,7 +21,7 @@ MODULES = {"ch3": ch3, "ch4": ch4, "ch5": ch5, "ch6": ch6, "ch7": ch7}
 
 
 @pytest.fixture(scope="module")
-def files(tmp_path_factory):
+def param_files(tmp_path_factory):
     """Small files for the data-dependent checks: a plain file, a Chapter 4 file with failed rows, a short one,
     and a Chapter 3 file with phased rows only."""
     d, root = tmp_path_factory.mktemp("bad"), repo_root()
@@ -172,9 +172,9 @@ def no_analysis(monkeypatch):
 
 
 @pytest.mark.parametrize("chapter, params, name, text", BAD, ids=_ids())
-def test_bad_parameter_is_one_error_naming_it(chapter, params, name, text, files, no_analysis):
+def test_bad_parameter_is_one_error_naming_it(chapter, params, name, text, param_files, no_analysis):
     module = MODULES[chapter]
-    params = _fill(params, files)
+    params = _fill(params, param_files)
     for call in (module.check_params, module.analyse):
         with pytest.raises(ParameterError) as info:
             call(**params)
@@ -212,10 +212,10 @@ def test_rules_name_what_the_models_accept():
     assert set(ch3.VARIANTS) == set(VARIANTS)
 
 
-def test_good_values_pass(files):
+def test_good_values_pass(param_files):
     assert ch3.check_params(measured_csv="", n_train=1, speedup_variants=["paper"]).measured_csv == ""
     assert ch4.check_params(n_fit=900, n_test=600, lams=[1e-3], lam_l2=0, n_jobs=-1, engine="thesis",
-                            target="step_time", figures_dir=str(files / "new")).n_fit == 900
+                            target="step_time", figures_dir=str(param_files / "new")).n_fit == 900
     assert ch5.check_params(volume_study="", ch4_dataset="", lam=0.0).volume_study == ""
     p = ch4.check_params(lams=[1e-4, 1e-2])  # papermill passes lists for the tuple parameters
     assert list(p.lams) == [1e-4, 1e-2]
