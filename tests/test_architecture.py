@@ -1,5 +1,5 @@
 """The package's shape: no import cycle, no module over 600 lines, no function over 60 lines of code, and no
-module reaching into another's private (underscore) names."""
+module reaching into another's private (underscore) names; test files named after what they test."""
 import ast
 from pathlib import Path
 
@@ -198,3 +198,42 @@ def test_the_fit_command_is_a_thin_door():
     calls = [n for n in ast.walk(ast.parse(fit.read_text())) if isinstance(n, ast.Call)
              and getattr(n.func, "id", None) in ("run_study", "FitSpec")]
     assert [c.func.id for c in calls] == ["FitSpec", "run_study"]
+TESTS = Path(__file__).resolve().parent
+
+
+def _history_names(paths) -> list:
+    """Test files named after how their cases were found (a review, an issue), not after what they test."""
+    return [p.name for p in paths if p.name.startswith(("test_hostile", "test_issue"))]
+
+
+def _issue_citations(name: str, text: str) -> list:
+    """``FILE:LINE`` of every docstring or comment of a test file that cites an issue number."""
+    import io
+    import re
+    import tokenize
+
+    found = []
+    strings = {n.value.lineno: n.value.value for n in ast.walk(ast.parse(text))
+               if isinstance(n, ast.Expr) and isinstance(n.value, ast.Constant) and isinstance(n.value.value, str)}
+    comments = {t.start[0]: t.string for t in tokenize.generate_tokens(io.StringIO(text).readline)
+                if t.type == tokenize.COMMENT}
+    for line, words in sorted({**strings, **comments}.items()):
+        if re.search(r"\bissues?\s*#?\d+", words, re.IGNORECASE):
+            found.append(f"{name}:{line}")
+    return found
+
+
+def test_tests_are_named_by_what_they_test():
+    """No test file is named after history (``test_hostile_*``, ``test_issue*``) and no docstring or comment of a
+    test cites an issue number: a test file is named after the module or concept it checks."""
+    files = sorted(TESTS.glob("*.py"))
+    assert _history_names(files) == []
+    assert [c for p in files for c in _issue_citations(p.name, p.read_text())] == []
+
+
+def test_the_history_guard_finds_history():
+    assert _history_names([Path("test_hostile_cli.py"), Path("test_issue12.py"), Path("test_cli_fit.py")]) == \
+        ["test_hostile_cli.py", "test_issue12.py"]
+    text = '"""Bad inputs (issue 36, item 4)."""\n\n\ndef test_x():\n    """Issue 7."""\n    # see issue #9\n'
+    assert _issue_citations("t.py", text) == ["t.py:1", "t.py:5", "t.py:6"]
+    assert _issue_citations("t.py", '"""A known issue with rows."""\n') == []

@@ -9,6 +9,7 @@ import pytest
 
 from perfkit.cli import main
 from perfkit.measure.collect import collect
+from perfkit.measure.plans import make_plan
 from perfkit.measure.samplelog import SampleLog
 
 TINY = ["--samples", "2", "--workers", "1", "--batch-sizes", "8", "--datasets", "mnist", "--warmup", "1",
@@ -216,3 +217,22 @@ def test_cluster_results_torn_last_line_is_ignored_and_bad_lines_are_named(tmp_p
         import_results("ch4", res, tmp_path / "out.csv", world_size=2, samples=3)
     with pytest.raises(ValueError, match=r"kind: 'ch3'"):
         write_requests("ch3", tmp_path / "req.jsonl", world_size=2)
+
+
+@pytest.mark.parametrize("kind, kw, words", [
+    ("ch3", dict(workers=[1, 1]), r"workers: \[1, 1\] holds a value twice"),
+    ("ch5vol", dict(filters=[16, 16]), r"filters: \[16, 16\] holds a value twice"),
+    ("ch4", dict(seed=200_000_000_000_000), "seed: expected an integer from 0 to 4294967295"),
+    ("ch5", dict(volume=[100000] * 3), "volume: 100000x100000x100000 has a side outside 1 to 512"),
+])
+def test_a_plan_that_would_measure_twice_or_never_is_refused(kind, kw, words):
+    with pytest.raises(ValueError, match=words):
+        make_plan(kind, **kw)
+
+
+def test_collect_refuses_an_empty_out(capsys, tmp_path, monkeypatch):
+    from tests.cli import one_error, run_cli
+
+    monkeypatch.setenv("PERFKIT_DATA", str(tmp_path))
+    one_error(run_cli(capsys, "collect", "ch4", "--out", "", "--samples", "2", "--no-progress"),
+              r"--out: expected a file name, got an empty path")

@@ -14,18 +14,10 @@ import pytest
 
 from perfkit.model.forms.generic import GenericPerformanceModel
 from perfkit.model.roles import ConstantColumnWarning
-from tests.cli import run_cli as _run
+from tests.cli import EXACT_FIT as FIT, run_cli as _run
+from tests.frames import exact_data as _data
 
 N = 40
-
-
-def _data(n=N, seed=0):
-    """t = 0.01 x^0.7 g^-0.5 (+ a level constant) + 0.001, exact."""
-    rng = np.random.default_rng(seed)
-    X = pd.DataFrame({"x": rng.choice([1.0, 2.0, 4.0, 8.0, 16.0], n), "g": rng.choice([1.0, 2.0, 4.0], n),
-                      "c": rng.choice(["a", "b"], n)})
-    y = 0.01 * X["x"] ** 0.7 * X["g"] ** -0.5 + 0.001 + 0.002 * (X["c"] == "b")
-    return X, y.to_numpy()
 
 
 def _model(**kw):
@@ -307,14 +299,13 @@ def test_rf_baseline_refuses_non_positive_times():
 
 # --------------------------------------------------------------------------- CLI
 @pytest.fixture()
-def files(tmp_path):
+def csv_files(tmp_path):
+    """A folder holding ``data.csv`` (:func:`tests.frames.exact_data`'s table with its target ``time``) and
+    ``configs.csv`` (its first 5 configurations)."""
     X, y = _data()
     X.assign(time=y).to_csv(tmp_path / "data.csv", index=False)
     X.head(5).to_csv(tmp_path / "configs.csv", index=False)
     return tmp_path
-
-
-FIT = ["--target", "time", "--numeric", "x", "--categorical", "c", "--extrinsic", "g", "--seeds", "1"]
 
 
 def _write(path, content):
@@ -369,9 +360,9 @@ CLI_FIT_CASES = [
 
 
 @pytest.mark.parametrize("make, match", [c[1:] for c in CLI_FIT_CASES], ids=[c[0] for c in CLI_FIT_CASES])
-def test_cli_fit_bad_input_one_line_error(capsys, files, make, match):
-    before = (files / "data.csv").read_bytes()
-    r = _run(capsys, "fit", *make(files))
+def test_cli_fit_bad_input_one_line_error(capsys, csv_files, make, match):
+    before = (csv_files / "data.csv").read_bytes()
+    r = _run(capsys, "fit", *make(csv_files))
     assert r.code == 2, r.err
     assert r.err.startswith("perfkit: error: ") and "Traceback" not in r.err
     assert len(r.err.strip().splitlines()) == 1, r.err  # one line; no fit started, so no progress output
@@ -379,8 +370,8 @@ def test_cli_fit_bad_input_one_line_error(capsys, files, make, match):
 
     assert re.search(match, r.err), r.err
     assert "fitting the generic model" not in r.out  # refused before any work
-    assert (files / "data.csv").read_bytes() == before
-    assert not (files / "model.json").exists() and not (files / "m.json").exists()
+    assert (csv_files / "data.csv").read_bytes() == before
+    assert not (csv_files / "model.json").exists() and not (csv_files / "m.json").exists()
 
 
 @pytest.fixture(scope="module")
@@ -412,37 +403,37 @@ CLI_PREDICT_CASES = [
 
 
 @pytest.mark.parametrize("make, match", [c[1:] for c in CLI_PREDICT_CASES], ids=[c[0] for c in CLI_PREDICT_CASES])
-def test_cli_predict_bad_input_one_line_error(capsys, files, model_file, make, match):
+def test_cli_predict_bad_input_one_line_error(capsys, csv_files, model_file, make, match):
     import re
 
     model_before = model_file.read_bytes()
-    configs_before = (files / "configs.csv").read_bytes()
-    r = _run(capsys, "predict", *make(files, model_file))
+    configs_before = (csv_files / "configs.csv").read_bytes()
+    r = _run(capsys, "predict", *make(csv_files, model_file))
     assert r.code == 2 and r.err.startswith("perfkit: error: ") and "Traceback" not in r.err, r.err
     assert re.search(match, r.err), r.err
-    assert model_file.read_bytes() == model_before and (files / "configs.csv").read_bytes() == configs_before
+    assert model_file.read_bytes() == model_before and (csv_files / "configs.csv").read_bytes() == configs_before
 
 
-def test_cli_os_error_is_one_line(capsys, monkeypatch, files, model_file):
+def test_cli_os_error_is_one_line(capsys, monkeypatch, csv_files, model_file):
     from perfkit.cli import predict
 
     def denied(args, argv=None):
         raise PermissionError(13, "Permission denied", "/somewhere/preds.csv")
 
     monkeypatch.setattr(predict, "run", denied)
-    r = _run(capsys, "predict", model_file, files / "configs.csv")
+    r = _run(capsys, "predict", model_file, csv_files / "configs.csv")
     assert r.code == 2 and r.err == "perfkit: error: /somewhere/preds.csv: Permission denied\n"
 
 
-def test_cli_fit_writes_a_model_that_predicts(capsys, files):
-    r = _run(capsys, "fit", files / "data.csv", *FIT[:-1], "2", "--test-size", "10", "--out", files / "m.json")
+def test_cli_fit_writes_a_model_that_predicts(capsys, csv_files):
+    r = _run(capsys, "fit", csv_files / "data.csv", *FIT[:-1], "2", "--test-size", "10", "--out", csv_files / "m.json")
     assert r.code == 0, r.err
     assert "Traceback" not in r.err and "seed 1/2 took" in r.err and "left" in r.err
-    model = GenericPerformanceModel.from_json(files / "m.json")
-    assert json.loads((files / "m.json").read_text())["version"] == 1
-    r = _run(capsys, "predict", files / "m.json", files / "configs.csv", "--out", files / "p.csv")
+    model = GenericPerformanceModel.from_json(csv_files / "m.json")
+    assert json.loads((csv_files / "m.json").read_text())["version"] == 1
+    r = _run(capsys, "predict", csv_files / "m.json", csv_files / "configs.csv", "--out", csv_files / "p.csv")
     assert r.code == 0, r.err
-    p = pd.read_csv(files / "p.csv")
+    p = pd.read_csv(csv_files / "p.csv")
     X, y = _data()
     np.testing.assert_allclose(p["predicted"], model.predict(X.head(5)))
     assert np.all(np.abs(p["predicted"] / y[:5] - 1) < 0.2)

@@ -5,6 +5,7 @@ import json
 import math
 import re
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -12,6 +13,7 @@ from perfkit.chapters import ch3, ch4, ch5, ch6, ch7
 from perfkit.chapters import notebooks as nbs
 from perfkit.chapters.result import ParameterError
 from perfkit.schema import repo_root
+from tests.frames import CH4_CSV as CH4, TF4_CSV as TF4
 
 CH3_CSV = "data/measured/pytorch-cpu/ch3_phases.csv"
 CH4_CSV = "data/measured/pytorch-cpu/ch4_lenet5.csv"
@@ -19,7 +21,7 @@ MODULES = {"ch3": ch3, "ch4": ch4, "ch5": ch5, "ch6": ch6, "ch7": ch7}
 
 
 @pytest.fixture(scope="module")
-def files(tmp_path_factory):
+def param_files(tmp_path_factory):
     """Small files for the data-dependent checks: a plain file, a Chapter 4 file with failed rows, a short one,
     and a Chapter 3 file with phased rows only."""
     d, root = tmp_path_factory.mktemp("bad"), repo_root()
@@ -170,9 +172,9 @@ def no_analysis(monkeypatch):
 
 
 @pytest.mark.parametrize("chapter, params, name, text", BAD, ids=_ids())
-def test_bad_parameter_is_one_error_naming_it(chapter, params, name, text, files, no_analysis):
+def test_bad_parameter_is_one_error_naming_it(chapter, params, name, text, param_files, no_analysis):
     module = MODULES[chapter]
-    params = _fill(params, files)
+    params = _fill(params, param_files)
     for call in (module.check_params, module.analyse):
         with pytest.raises(ParameterError) as info:
             call(**params)
@@ -210,10 +212,10 @@ def test_rules_name_what_the_models_accept():
     assert set(ch3.VARIANTS) == set(VARIANTS)
 
 
-def test_good_values_pass(files):
+def test_good_values_pass(param_files):
     assert ch3.check_params(measured_csv="", n_train=1, speedup_variants=["paper"]).measured_csv == ""
     assert ch4.check_params(n_fit=900, n_test=600, lams=[1e-3], lam_l2=0, n_jobs=-1, engine="thesis",
-                            target="step_time", figures_dir=str(files / "new")).n_fit == 900
+                            target="step_time", figures_dir=str(param_files / "new")).n_fit == 900
     assert ch5.check_params(volume_study="", ch4_dataset="", lam=0.0).volume_study == ""
     p = ch4.check_params(lams=[1e-4, 1e-2])  # papermill passes lists for the tuple parameters
     assert list(p.lams) == [1e-4, 1e-2]
@@ -362,3 +364,55 @@ def test_a_cell_that_runs_too_long_is_one_error_not_a_hang(tmp_path, monkeypatch
             nbs.run_notebook(path, build_dir=tmp_path / "out", progress=False)
     with pytest.raises(ValueError, match="cell_timeout: expected a number of seconds > 0"):
         nbs.run_notebook(path, build_dir=tmp_path / "out", progress=False, cell_timeout=-1)
+
+
+@pytest.mark.parametrize("text, words", [("{not json", "is not a readable JSON file"),
+                                         ("[1, 2]", "holds a JSON list, not an object"),
+                                         ("[" * 100000 + "]" * 100000, "is not a readable JSON file")])
+@pytest.mark.parametrize("chapter, name", [(ch6, "extrap_results"), (ch7, "extrap_results"),
+                                           (ch7, "clusters_results")])
+def test_a_damaged_results_file_is_refused_before_any_fit(tmp_path, text, words, chapter, name):
+    bad = tmp_path / "bad.json"
+    bad.write_text(text)
+    with pytest.raises(ParameterError, match=rf"^{name}: .*{words}"):
+        chapter.check_params(**{name: str(bad)}, **({"datasets": ["lambda"]} if chapter is ch6 else {}))
+
+
+@pytest.mark.parametrize("chapter, kw", [(ch4, dict(lam_l2=np.float64(0.001), framework_datasets=())),
+                                         (ch4, dict(lams=list(np.logspace(-6, 0, 4)), framework_datasets=())),
+                                         (ch7, dict(coverage=np.float64(0.9))),
+                                         (ch7, dict(fit_max_gpus=np.int64(16)))])
+def test_numpy_numbers_are_numbers(chapter, kw):
+    p = chapter.check_params(**kw)
+    for name, value in kw.items():
+        got = getattr(p, name)
+        assert type(got) in (int, float, list, tuple) and np.allclose(np.asarray(got, float), np.asarray(value, float))
+
+
+def test_a_figures_folder_that_cannot_be_created_is_refused(tmp_path):
+    (tmp_path / "afile").write_text("x")
+    with pytest.raises(ParameterError, match=r"figures_dir: .* cannot be created: .*afile' is a file"):
+        ch7.check_params(figures_dir=str(tmp_path / "afile" / "figs"))
+    with pytest.raises(ParameterError, match="figures_dir: .* holds a NUL character"):
+        ch3.check_params(figures_dir="figs\x00x")
+
+
+@pytest.mark.parametrize("kw, words", [
+    (dict(target="workers", framework_datasets=()), "target: 'workers' is an input of the model"),
+    (dict(framework_datasets=(CH4,)), "framework_datasets: .* names a file twice or the dataset itself"),
+    (dict(framework_datasets=(TF4, TF4)), "framework_datasets: .* names a file twice or the dataset itself"),
+    (dict(lam_l2=10 ** 400, framework_datasets=()), "lam_l2: got 1000"),
+])
+def test_chapter_4_refuses_a_target_that_is_an_input_and_a_file_twice(kw, words):
+    with pytest.raises(ParameterError, match=words):
+        ch4.check_params(**kw)
+
+
+def test_path_rules_say_they_hold_paths():
+    from perfkit.chapters.result import at_least, existing_file, existing_files, output_folder, path_kind
+
+    assert [path_kind(c) for c in (existing_file("x"), existing_files("x"), output_folder("x"), at_least(1))] == \
+        ["file", "files", "folder", ""]
+    verdict = existing_file("a table").test("/dev/zero")
+    assert isinstance(verdict, str) and "not a regular file" in verdict
+    assert json.dumps(output_folder("x").test("/dev/null")) == json.dumps("'/dev/null' is a file")

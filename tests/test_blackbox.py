@@ -14,7 +14,7 @@ from perfkit.model.persist import load_model
 from perfkit.model.selection.search import form_candidates, search_forms
 from perfkit.model.forms.terms import Hinge, term_from_list
 from tests.cli import one_error, run_cli
-from tests.test_search import LENET
+from tests.frames import LENET_ROLES as LENET
 
 ROLES = dict(numeric=["flops"], categorical=["act"], extrinsic=["batch"])
 
@@ -27,15 +27,6 @@ def _smooth(n=240, seed=0):
     lf, lb = np.log(X["flops"]), np.log(X["batch"])
     y = np.exp(0.3 * np.sin(2 * lf) + 0.5 * lb + 0.2 * (X["act"] == "tanh") + 0.02 * rng.standard_normal(n))
     return X, y.to_numpy()
-
-
-@pytest.fixture(scope="module")
-def lenet():
-    from pathlib import Path
-
-    df = pd.read_csv(Path(__file__).resolve().parents[1] / "data/measured/pytorch-cpu/ch4_lenet5.csv")
-    df = df[df["status"] == "ok"].head(300).reset_index(drop=True)
-    return df[[c for cols in LENET.values() for c in cols]].copy(), df["epoch_time"].to_numpy()
 
 
 # ------------------------------------------------------------------------------ reference
@@ -92,8 +83,8 @@ def test_reference_bad_data_is_one_clear_error():
 
 
 # ------------------------------------------------------------------------------ the search's report
-def test_search_best_and_one_se_rules_and_their_gap(lenet):
-    X, y = lenet
+def test_search_best_and_one_se_rules_and_their_gap(lenet300):
+    X, y = lenet300
     kw = dict(**LENET, forms=["loglinear"], cv=3)
     one = search_forms(X, y, **kw)
     best = search_forms(X, y, **kw, select="best")
@@ -107,8 +98,8 @@ def test_search_best_and_one_se_rules_and_their_gap(lenet):
     assert "lowest CV MAPE" in best.summary()
 
 
-def test_search_reference_is_scored_on_the_same_folds(lenet):
-    X, y = lenet
+def test_search_reference_is_scored_on_the_same_folds(lenet300):
+    X, y = lenet300
     s = search_forms(X, y, **LENET, forms=["loglinear"], cv=3, reference=True)
     assert s.reference is not None and s.reference.folds == s.folds
     d, se = s.reference_gap()
@@ -121,14 +112,14 @@ def test_search_reference_is_scored_on_the_same_folds(lenet):
 
 @pytest.mark.parametrize("kwargs, fragment", [(dict(select="fastest"), "select: expected one of"),
                                               (dict(reference="yes"), "reference: expected True or False")])
-def test_search_bad_rule_names_the_parameter(lenet, kwargs, fragment):
-    X, y = lenet
+def test_search_bad_rule_names_the_parameter(lenet300, kwargs, fragment):
+    X, y = lenet300
     with pytest.raises(ValueError, match=fragment):
         search_forms(X, y, **LENET, forms=["loglinear"], cv=3, **kwargs)
 
 
-def test_cli_select_and_reference(tmp_path, lenet, capsys):
-    X, y = lenet
+def test_cli_select_and_reference(tmp_path, lenet300, capsys):
+    X, y = lenet300
     csv = tmp_path / "runs.csv"
     X.assign(epoch_time=y).to_csv(csv, index=False)
     roles = ["--numeric", ",".join(LENET["numeric"]), "--categorical", ",".join(LENET["categorical"]),

@@ -1,4 +1,5 @@
-"""The stationary block bootstrap of iteration-level intervals (issue 36, item 10)."""
+"""The stationary block bootstrap of iteration-level intervals: it covers the mean of correlated (AR(1))
+iterations, picks its block length from the dependence, is deterministic for a seed and names a bad argument."""
 import numpy as np
 import pandas as pd
 import pytest

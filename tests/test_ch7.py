@@ -1,5 +1,6 @@
 """Chapter 7 (measure small, predict large): the protocol keeps the scored rows out of every choice, the chapter
 presents what it computed, and its parameters are checked before anything runs."""
+import json
 import re
 
 import numpy as np
@@ -10,6 +11,7 @@ from perfkit.chapters.ch7.compute import CONFIG, candidates, select_step_model
 from perfkit.chapters.result import ParameterError
 from perfkit.data.external import load_external
 from perfkit.model.uncertainty.extrapolation import calibrate_transfer, scale_split
+from tests.frames import CH4_CSV as CH4
 
 VERDICTS = {"holds", "does not hold", "inconclusive", "cannot be tested here"}
 
@@ -170,3 +172,53 @@ def test_the_summary_says_how_the_other_clusters_rank(result):
                          result.readings["clusters"]).group(1)
         assert (said == "foresaw") == (c.loc[r.Index, "inner: best baseline %"] < c.loc[r.Index, "inner: selected %"])
     assert result.readings["clusters"] in result.readings["summary"]
+
+
+def test_an_extrap_record_of_the_wrong_shape_names_the_key(tmp_path):
+    from perfkit.chapters.ch7.compute import read_extrap
+
+    doc = json.loads(open("benchmarks/results/scale.json").read())
+    doc["extrap"]["by_job"] = ["not", "a", "table"]
+    bad = tmp_path / "scale.json"
+    bad.write_text(json.dumps(doc))
+    with pytest.raises(ParameterError, match=r"extrap_results: .*extrap.by_job is not what bench_scale.py writes"):
+        read_extrap(ch7.check_params(extrap_results=str(bad)))
+
+
+@pytest.mark.parametrize("change, words", [
+    (lambda r: r.update(selected_mape="abc"), "selected_mape 'abc' is not what"),
+    (lambda r: r.update(coverage=-3), "coverage -3 is not what"),
+    (lambda r: r.update(test_rows=-1), "test_rows -1 is not what"),
+    (lambda r: r.update(place=9, models=7), "place 9 is not what"),
+    (lambda r: r.update(margin_interval=[5, -5]), r"margin_interval \[5, -5\] is not \[lo, hi\]"),
+])
+def test_a_cluster_row_outside_what_the_benchmark_writes_is_refused(tmp_path, change, words):
+    from perfkit.chapters.ch7.compute import read_clusters
+
+    doc = json.loads(open("benchmarks/results/scale_clusters.json").read())
+    change(doc["clusters"][1])
+    bad = tmp_path / "clusters.json"
+    bad.write_text(json.dumps(doc))
+    with pytest.raises(ParameterError, match=rf"clusters_results: .*cluster '{doc['clusters'][1]['cluster']}': {words}"):
+        read_clusters(ch7.check_params(clusters_results=str(bad)))
+    doc = json.loads(open("benchmarks/results/scale_clusters.json").read())
+    doc["clusters"].append(doc["clusters"][0])
+    bad.write_text(json.dumps(doc))
+    with pytest.raises(ParameterError, match="a cluster appears twice"):
+        read_clusters(ch7.check_params(clusters_results=str(bad)))
+
+
+def test_chapter_7_checks_its_own_datasets_before_the_first_fit(monkeypatch):
+    import importlib
+
+    compute = importlib.import_module("perfkit.chapters.ch7.compute")  # the package also exports a function compute
+
+    def never(*a, **k):
+        raise AssertionError("a study started before the datasets were checked")
+    monkeypatch.setattr(compute, "_pollux", never)
+    for kw, words in ((dict(ch3_dataset=CH4), r"ch3_dataset: .*column 'model' missing"),
+                      (dict(ch4_dataset="data/measured/pytorch-cpu/ch3_phases.csv"), r"ch4_dataset: .*column"),
+                      (dict(ch3_fit_max_workers=1000), r"ch3_fit_max_workers: got 1000; the file's workers runs"),
+                      (dict(ch4_fit_max_batch=100000), r"ch4_fit_max_batch: got 100000")):
+        with pytest.raises(ParameterError, match=words):
+            compute.compute(ch7.check_params(quick=True, progress=False, **kw))

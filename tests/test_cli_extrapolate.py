@@ -15,7 +15,7 @@ from perfkit.model.persist import load_model
 from perfkit.model.uncertainty.scale_intervals import ScaleIntervalModel, default_fit_max, inner_splits
 from perfkit.model.selection.search import search_forms
 from perfkit.model.forms.stepmodels import PhaseAwareStepModel, PolluxStepModel
-from tests.test_generic import _data
+from tests.frames import generic_data as _data
 from tests.cli import one_error as _one_error, run_cli as _run
 
 STEP = ["--gpus", "n_gpus", "--nodes", "n_nodes", "--batch", "batch_per_gpu"]
@@ -27,7 +27,7 @@ def test_the_saved_extrapolation_model_is_a_registered_format():
 
 
 @pytest.fixture(scope="module")
-def files(tmp_path_factory):
+def scale_files(tmp_path_factory):
     """One Pollux job (cifar10: 1512 rows, 1-64 GPUs) and a small synthetic table (160 rows, 1-32 GPUs)."""
     from perfkit.data import load_pollux
 
@@ -49,18 +49,18 @@ def files(tmp_path_factory):
     return SimpleNamespace(dir=d, pollux=d / "pollux.csv", configs=d / "configs.csv", syn=d / "syn.csv", frame=syn)
 
 
-def _bad(files, name, change):
+def _bad(scale_files, name, change):
     """The synthetic CSV with ``change(frame)`` applied, written to ``name``."""
-    frame = files.frame.copy()
+    frame = scale_files.frame.copy()
     change(frame)
-    frame.to_csv(files.dir / name, index=False)
-    return files.dir / name
+    frame.to_csv(scale_files.dir / name, index=False)
+    return scale_files.dir / name
 
 
 # ------------------------------------------------------------------------------ happy paths
-def test_phases_form_extrapolates_and_its_intervals_widen(capsys, files):
-    out = files.dir / "phases.json"
-    r = _run(capsys, "fit", files.pollux, "--target", "t_iter", "--form", "phases", *STEP, "--phases", "sync_time",
+def test_phases_form_extrapolates_and_its_intervals_widen(capsys, scale_files):
+    out = scale_files.dir / "phases.json"
+    r = _run(capsys, "fit", scale_files.pollux, "--target", "t_iter", "--form", "phases", *STEP, "--phases", "sync_time",
              "--extrapolate", "n_gpus:16", "--out", out)
     assert r.code == 0, r.err
     assert "--phases sync_time: the phases form is fitted with it" in r.out
@@ -73,7 +73,7 @@ def test_phases_form_extrapolates_and_its_intervals_widen(capsys, files):
     line = re.search(r"inner splits of the fit rows \(extrapolating within them, the rows beyond MAX unseen\): MAPE "
                      r"\(%\) phases model ([\d.]+), random forest ([\d.]+), gradient boosting ([\d.]+)", r.out)
     assert line, r.out
-    frame = pd.read_csv(files.pollux)
+    frame = pd.read_csv(scale_files.pollux)
     fit = frame[frame.n_gpus <= 16]
     from perfkit.study.compare import inner_comparison
     from perfkit.model.selection.baselines import make_baseline
@@ -87,11 +87,11 @@ def test_phases_form_extrapolates_and_its_intervals_widen(capsys, files):
     doc = json.loads(out.read_text())
     assert doc["format"] == "perfkit.ScaleIntervalModel" and doc["settings"]["phases"] == ["sync_time"]
     model = load_model(out)
-    configs = pd.read_csv(files.configs)  # no sync_time: prediction needs the configuration alone
+    configs = pd.read_csv(scale_files.configs)  # no sync_time: prediction needs the configuration alone
     assert np.all(model.predict(configs) > 0)
-    p = _run(capsys, "predict", out, files.configs, "--interval", "0.9", "--out", files.dir / "p.csv")
+    p = _run(capsys, "predict", out, scale_files.configs, "--interval", "0.9", "--out", scale_files.dir / "p.csv")
     assert p.code == 0, p.err
-    pred = pd.read_csv(files.dir / "p.csv")
+    pred = pd.read_csv(scale_files.dir / "p.csv")
     width = np.log(pred["upper"] / pred["lower"])
     assert pred["extrapolated"].tolist() == [False, False, True, True]
     assert pred["distance"].tolist() == [1.0, 1.0, 2.0, 3.0]
@@ -100,9 +100,9 @@ def test_phases_form_extrapolates_and_its_intervals_widen(capsys, files):
     assert "outside the fitted data ('n_gpus': 2 above the fitted max 16" in p.err
 
 
-def test_pollux_form_random_split_ignores_phases_and_flags_more_gpus(capsys, files):
-    out = files.dir / "pollux.json"
-    r = _run(capsys, "fit", files.pollux, "--target", "t_iter", "--form", "pollux", *STEP, "--phases", "sync_time",
+def test_pollux_form_random_split_ignores_phases_and_flags_more_gpus(capsys, scale_files):
+    out = scale_files.dir / "pollux.json"
+    r = _run(capsys, "fit", scale_files.pollux, "--target", "t_iter", "--form", "pollux", *STEP, "--phases", "sync_time",
              "--cv", "3", "--out", out)
     assert r.code == 0, r.err
     assert "--phases sync_time: the pollux form cannot use measured phases: ignored" in r.out
@@ -111,61 +111,61 @@ def test_pollux_form_random_split_ignores_phases_and_flags_more_gpus(capsys, fil
     assert type(model.estimator_) is PolluxStepModel
     assert model.estimator_.fitted_ranges()["n_gpus"] == (1.0, 64.0)
     more = pd.DataFrame({"n_gpus": [8, 128], "n_nodes": [2, 32], "batch_per_gpu": [64, 64]})
-    more.to_csv(files.dir / "more.csv", index=False)
-    p = _run(capsys, "predict", out, files.dir / "more.csv", "--out", files.dir / "more_p.csv")
+    more.to_csv(scale_files.dir / "more.csv", index=False)
+    p = _run(capsys, "predict", out, scale_files.dir / "more.csv", "--out", scale_files.dir / "more_p.csv")
     assert p.code == 0, p.err
-    assert pd.read_csv(files.dir / "more_p.csv")["extrapolated"].tolist() == [False, True]
+    assert pd.read_csv(scale_files.dir / "more_p.csv")["extrapolated"].tolist() == [False, True]
 
 
-def test_loglinear_default_max_and_thesis_with_calibration(capsys, files):
-    r = _run(capsys, "fit", files.syn, *SYN, "--form", "loglinear", "--extrapolate", "gpus", "--cv", "3",
-             "--out", files.dir / "ll.json")
+def test_loglinear_default_max_and_thesis_with_calibration(capsys, scale_files):
+    r = _run(capsys, "fit", scale_files.syn, *SYN, "--form", "loglinear", "--extrapolate", "gpus", "--cv", "3",
+             "--out", scale_files.dir / "ll.json")
     assert r.code == 0, r.err
     assert "held out (gpus > 16)" in r.out and re.search(r"^\s*2×\s+32\s", r.out, re.M), r.out
-    assert type(load_model(files.dir / "ll.json")) is ScaleIntervalModel
-    r = _run(capsys, "fit", files.syn, *SYN, "--extrapolate", "gpus:8", "--calibrate", "--seeds", "1",
-             "--phases", "sync_time", "--out", files.dir / "th.json")
+    assert type(load_model(scale_files.dir / "ll.json")) is ScaleIntervalModel
+    r = _run(capsys, "fit", scale_files.syn, *SYN, "--extrapolate", "gpus:8", "--calibrate", "--seeds", "1",
+             "--phases", "sync_time", "--out", scale_files.dir / "th.json")
     assert r.code == 0, r.err
     assert "the thesis form cannot use measured phases: ignored" in r.out
     assert re.search(r"^\s*4×\s+32\s", r.out, re.M) and "generic model" in r.out
-    model = load_model(files.dir / "th.json")
+    model = load_model(scale_files.dir / "th.json")
     with pytest.warns(ExtrapolationWarning, match=r"their intervals widen with the distance beyond gpus = 8"):
-        iv = model.predict_interval(files.frame.drop(columns=["time", "sync_time"]).head(5), 0.9)
+        iv = model.predict_interval(scale_files.frame.drop(columns=["time", "sync_time"]).head(5), 0.9)
     assert (iv["lower"] < iv["predicted"]).all() and (iv["predicted"] < iv["upper"]).all()
 
 
-def test_inflation_widens_the_saved_intervals_by_its_factor(capsys, files):
+def test_inflation_widens_the_saved_intervals_by_its_factor(capsys, scale_files):
     """--inflation K multiplies the half-width (in log units) of every saved interval by K, and only with
     --extrapolate (and, for the thesis form, --calibrate)."""
     widths = {}
     for k in (1.0, 2.5):
-        out = files.dir / f"ll_{k:g}.json"
-        r = _run(capsys, "fit", files.syn, *SYN, "--form", "loglinear", "--extrapolate", "gpus:8", "--cv", "3",
+        out = scale_files.dir / f"ll_{k:g}.json"
+        r = _run(capsys, "fit", scale_files.syn, *SYN, "--form", "loglinear", "--extrapolate", "gpus:8", "--cv", "3",
                  "--inflation", k, "--out", out)
         assert r.code == 0, r.err
         model = load_model(out)
         assert model.inflation == k
         with pytest.warns(ExtrapolationWarning):
-            iv = model.predict_interval(files.frame.drop(columns=["time", "sync_time"]).head(8), 0.9)
+            iv = model.predict_interval(scale_files.frame.drop(columns=["time", "sync_time"]).head(8), 0.9)
         widths[k] = np.log(iv["upper"] / iv["lower"]).to_numpy()
     assert widths[2.5] == pytest.approx(2.5 * widths[1.0], rel=1e-9)
-    _one_error(_run(capsys, "fit", files.syn, *SYN, "--form", "loglinear", "--inflation", "2",
-                    "--out", files.dir / "x.json"), r"--inflation .* needs --extrapolate")
-    _one_error(_run(capsys, "fit", files.syn, *SYN, "--form", "loglinear", "--extrapolate", "gpus:8",
-                    "--inflation", "0", "--out", files.dir / "x.json"), r"--inflation: expected a number > 0 and at most 100")
-    _one_error(_run(capsys, "fit", files.syn, *SYN, "--extrapolate", "gpus:8", "--inflation", "2",
-                    "--out", files.dir / "x.json"), r"--form thesis saves them only with --calibrate")
+    _one_error(_run(capsys, "fit", scale_files.syn, *SYN, "--form", "loglinear", "--inflation", "2",
+                    "--out", scale_files.dir / "x.json"), r"--inflation .* needs --extrapolate")
+    _one_error(_run(capsys, "fit", scale_files.syn, *SYN, "--form", "loglinear", "--extrapolate", "gpus:8",
+                    "--inflation", "0", "--out", scale_files.dir / "x.json"), r"--inflation: expected a number > 0 and at most 100")
+    _one_error(_run(capsys, "fit", scale_files.syn, *SYN, "--extrapolate", "gpus:8", "--inflation", "2",
+                    "--out", scale_files.dir / "x.json"), r"--form thesis saves them only with --calibrate")
 
 
-def test_auto_selects_by_extrapolation_and_prints_both_scores(capsys, files):
-    r = _run(capsys, "fit", files.pollux, "--target", "t_iter", "--form", "auto", "--numeric", "batch_per_gpu",
+def test_auto_selects_by_extrapolation_and_prints_both_scores(capsys, scale_files):
+    r = _run(capsys, "fit", scale_files.pollux, "--target", "t_iter", "--form", "auto", "--numeric", "batch_per_gpu",
              "--extrinsic", "n_gpus,n_nodes", *STEP, "--phases", "sync_time", "--extrapolate", "n_gpus:16",
-             "--cv", "3", "--jobs", "1", "--out", files.dir / "auto.json")
+             "--cv", "3", "--jobs", "1", "--out", scale_files.dir / "auto.json")
     assert r.code == 0, r.err
     assert "cv_mape" in r.out and "extrap_mape" in r.out and "rule: the lowest extrap_mape" in r.out
     assert "pollux" in r.out and "phases" in r.out and "thesis" in r.out and "<- chosen" in r.out
     assert "by factor n_gpus / 16" in r.out
-    assert type(load_model(files.dir / "auto.json")) is ScaleIntervalModel
+    assert type(load_model(scale_files.dir / "auto.json")) is ScaleIntervalModel
 
 
 # ------------------------------------------------------------------------------ the model layer
@@ -211,13 +211,13 @@ def test_default_max_inner_splits_and_step_ranges():
     assert load_model(json.dumps(doc)).fitted_ranges() is None
 
 
-def test_scale_model_json_is_checked(files):
-    frame = files.frame[files.frame.gpus <= 8]
+def test_scale_model_json_is_checked(scale_files):
+    frame = scale_files.frame[scale_files.frame.gpus <= 8]
     X, y = frame.drop(columns="time"), frame["time"].to_numpy()
     m = ScaleIntervalModel(PolluxStepModel("gpus", "nodes", "batch"), column="gpus", fit_max=8,
                            splits=inner_splits(X["gpus"], 8), phases=["sync_time"]).fit(X, y)
     back = load_model(m.to_json())
-    new = files.frame.drop(columns=["time", "sync_time"])
+    new = scale_files.frame.drop(columns=["time", "sync_time"])
     with pytest.warns(ExtrapolationWarning):
         assert back.predict_interval(new, 0.9).equals(m.predict_interval(new, 0.9))
     for key, value, words in [("scores", [], "fitted.scores"), ("scores", [-1.0], "fitted.scores"),
@@ -256,9 +256,9 @@ BAD_FLAGS = [
 
 
 @pytest.mark.parametrize("args, pattern", BAD_FLAGS)
-def test_bad_flags_are_one_clean_error(capsys, files, args, pattern):
-    out = files.dir / "bad.json"
-    _one_error(_run(capsys, "fit", files.syn, *SYN, "--out", out, *args), pattern)
+def test_bad_flags_are_one_clean_error(capsys, scale_files, args, pattern):
+    out = scale_files.dir / "bad.json"
+    _one_error(_run(capsys, "fit", scale_files.syn, *SYN, "--out", out, *args), pattern)
     assert not out.exists()
 
 
@@ -279,11 +279,11 @@ BAD_STEP = [
 
 
 @pytest.mark.parametrize("args, pattern", BAD_STEP)
-def test_bad_step_flags_are_one_clean_error(capsys, files, args, pattern):
-    _one_error(_run(capsys, "fit", files.syn, *STEP_SYN, "--out", files.dir / "bad.json", *args), pattern)
+def test_bad_step_flags_are_one_clean_error(capsys, scale_files, args, pattern):
+    _one_error(_run(capsys, "fit", scale_files.syn, *STEP_SYN, "--out", scale_files.dir / "bad.json", *args), pattern)
 
 
-def test_bad_values_name_the_column_and_row(capsys, files):
+def test_bad_values_name_the_column_and_row(capsys, scale_files):
     def negative(f):
         f.loc[3, "sync_time"] = -0.5
 
@@ -308,5 +308,5 @@ def test_bad_values_name_the_column_and_row(capsys, files):
              (no_half, ["--form", "pollux", "--extrapolate", "gpus"], r"--extrapolate gpus: no value of 'gpus' is "
                                                                       r"at most half its largest \(32\), so no default")]
     for change, args, pattern in cases:
-        csv = _bad(files, f"{change.__name__}.csv", change)
-        _one_error(_run(capsys, "fit", csv, *STEP_SYN, "--out", files.dir / "bad.json", *args), pattern)
+        csv = _bad(scale_files, f"{change.__name__}.csv", change)
+        _one_error(_run(capsys, "fit", csv, *STEP_SYN, "--out", scale_files.dir / "bad.json", *args), pattern)

@@ -307,3 +307,143 @@ def test_provenance(name):
     for f in prov["files"]:  # the shipped bytes are the published bytes
         assert hashlib.sha256((external_dir() / f["path"]).read_bytes()).hexdigest() == f["sha256"], f["path"]
     assert f"`{name}`" in (external_dir() / "README.md").read_text()
+
+
+def test_load_external_names_an_unknown_option():
+    from perfkit.data.external import load_external
+
+    with pytest.raises(ValueError, match=r"bogus: not an option of the 'lambda' loader \(options: precision, root"):
+        load_external("lambda", bogus=1)
+    with pytest.raises(ValueError, match=r"external dataset \['lambda'\] unknown"):
+        load_external(["lambda"])
+
+
+def test_nvidia_and_lambda_cells_that_are_no_measurement(tmp_path):
+    from perfkit.data.nvidia_dle import _batch_values
+
+    assert _batch_values("9" * 5000) is None and _batch_values("131,072") == [131072]  # no traceback from int()
+    header = "name_gpu,num_gpu,watt,price,resnet50\n"
+    for a, b, words in (("123,1,400,10,100\n", "123,1,400,10,64\n", r"column 'name_gpu', row 1, line 2: expected a GPU "
+                                                                    r"configuration's name \(text\), got 123"),
+                        ("A100,1,400,10,100\n", "A100,1,500,99,64\n", r"column 'watt', row 1 \('A100'\), line 2: .* has "
+                                                                      r"400, .* has 500")):
+        (tmp_path / "pytorch-train-throughput-fp16.csv").write_text(header + a)
+        (tmp_path / "pytorch-train-bs-fp16.csv").write_text(header + b)
+        with pytest.raises(ValueError, match=words):
+            load_lambda("fp16", root=tmp_path)
+
+
+def _digest(frame) -> str:
+    """The frame's values, index, column names and dtypes as a short hash."""
+    import hashlib
+
+    meta = repr((list(frame.columns), [str(t) for t in frame.dtypes])).encode()
+    return hashlib.sha256(pd.util.hash_pandas_object(frame, index=True).to_numpy().tobytes() + meta).hexdigest()[:20]
+
+
+@pytest.mark.parametrize("load, digest", [
+    (lambda: load_lambda(), "5a7b8580cef549e1162b"),
+    (lambda: load_lambda(screen=True), "560224102d00b9d3cf2a"),
+    (lambda: load_lambda("fp16"), "6e0a3817628f6df20cd0"),
+    (lambda: load_nvidia_dle(), "5d75c94ee87847e898e9"),
+], ids=["lambda", "lambda-screened", "lambda-fp16", "nvidia"])
+def test_shipped_external_frames_are_unchanged(load, digest):
+    """The loaders' checks leave the frames of the shipped files exactly as they were before them."""
+    assert _digest(load()) == digest
+
+
+def _write_lambda_rows(folder, tp_rows, bs_rows, header="name_gpu,num_gpu,watt,price,m1,m2"):
+    (folder / "pytorch-train-throughput-fp16.csv").write_text("\n".join([header, *tp_rows]) + "\n")
+    (folder / "pytorch-train-bs-fp16.csv").write_text("\n".join([header, *bs_rows]) + "\n")
+
+
+TP = ["GPU A,1,300,1000,100,50", "2x GPU A,2,600,2000,180,90"]
+
+
+BS = ["GPU A,1,300,1000,64,8", "2x GPU A,2,600,2000,128,16"]
+
+
+@pytest.mark.parametrize("tp, bs, match", [
+    (["GPU A,1,300,1000,100,50", "99999999999x GPU A,99999999999,600,2000,180,90"],
+     ["GPU A,1,300,1000,64,8", "99999999999x GPU A,99999999999,600,2000,128,16"],
+     r"throughput-fp16\.csv: column 'num_gpu', row 2 \('99999999999x GPU A'\), line 3: expected a whole number >= 1 "
+     r"and at most 10,000,000"),
+    (TP, ["GPU A,1,300,1000,1e300,8", BS[1]],
+     r"bs-fp16\.csv: column 'm1', row 1 \('GPU A'\), line 2: expected a whole batch size >= 1 and at most 1e\+12"),
+    (TP, ["GPU A,1,300,1000,64,8", "2x GPU A,2,600,2000,128,99999999999999999999"],
+     r"bs-fp16\.csv: column 'm2', row 2 \('2x GPU A'\), line 3: expected a whole batch size"),
+    (["GPU A,1,300,1000,1e-320,50", TP[1]], BS,
+     r"throughput-fp16\.csv: column 'm1', row 1 \('GPU A'\), line 2: throughput 1e-320 with a global batch of 64 "
+     r"gives inf s per step; that is not a measurement"),
+    (["GPU A,1,300,1000,1e-99,50", TP[1]], BS, r"column 'm1', row 1 .*gives 6\.4e\+100 s per step"),
+    (["GPU A,1,300,1000,100,50", TP[1]], ["GPU A,1,300,1000,,8", BS[1]],
+     r"bs-fp16\.csv: column 'm1', row 1 \('GPU A'\), line 2: expected a whole batch size .* got nan"),
+    (["GPU A,1,-300,1000,100,50", TP[1]], BS,
+     r"throughput-fp16\.csv: column 'watt', row 1 \('GPU A'\), line 2: -300 is not a watt"),
+    (TP, ["GPU A,1,300,0,64,8", BS[1]], r"bs-fp16\.csv: column 'price', row 1 \('GPU A'\), line 2: 0 is not a price"),
+    ([], [], r"no GPU rows"),
+    (["GPU A,1,300,1000,0,0", "2x GPU A,2,600,2000,,0"], BS,
+     r"no row is a usable measurement \(rows left out: .*'throughput 0 \(not measured\)': 3"),
+], ids=["huge-gpu-count", "huge-batch-float", "huge-batch-int", "tiny-throughput", "step-over-1e100",
+        "blank-batch", "negative-watt", "zero-price", "header-only", "nothing-measured"])
+def test_lambda_refuses_what_is_no_measurement(tmp_path, tp, bs, match):
+    _write_lambda_rows(tmp_path, tp, bs)
+    with pytest.raises(ValueError, match=match):
+        load_lambda("fp16", root=tmp_path)
+
+
+def test_lambda_good_file_is_read_exactly(tmp_path):
+    _write_lambda_rows(tmp_path, TP, BS)
+    frame = load_lambda("fp16", root=tmp_path)
+    assert frame["batch_global"].tolist() == [64, 8, 128, 16] and frame["n_gpus"].tolist() == [1, 1, 2, 2]
+    assert frame["t_iter"].tolist() == [64 / 100, 8 / 50, 128 / 180, 16 / 90]
+    assert frame["n_gpus"].dtype == np.int64 and frame.attrs["dropped"] == {}
+
+
+NV_README = "PyTorch/Classification/RN50/README.md,RN50 / Training performance: NVIDIA DGX A100 (8x A100 80GB)"
+
+
+def _nv(nodes="", gpus="8", batch="32", throughput="1600", unit="img/s"):
+    return f"{NV_README},{nodes},{gpus},Batch size / GPU,{batch},,AMP,Throughput - mixed precision ({unit}),,{throughput}"
+
+
+def _write_nvidia_rows(path, rows):
+    path.write_text("\n".join([NV_HEADER, *rows]) + "\n")
+    return path
+
+
+@pytest.mark.parametrize("rows, match", [
+    ([_nv(), _nv(gpus="1e300")], r"column 'gpus', row 2 \('PyTorch/.*'\), line 3: expected a whole number >= 1 "
+                                 r"and at most 10,000,000, got 1e\+300"),
+    ([_nv(), _nv(nodes="99999999999")], r"column 'nodes', row 2 .*line 3: expected a whole number >= 1"),
+    ([_nv(nodes="10000", gpus="10000")], r"column 'gpus', row 1 .*line 2: 10000 node\(s\) x 10000 GPUs is more than "
+                                         r"10,000,000 GPUs; not a measurement"),
+    ([_nv(), _nv(batch="99999999999999999999999")],
+     r"column 'batch', row 2 .*line 3: a batch of 99999999999999999999999 per GPU on 8 GPUs is more than 1e\+12"),
+    ([_nv(batch="2000000000", gpus="1000")], r"column 'batch', row 1 .*more than 1e\+12 samples per step"),
+    ([_nv(), _nv(throughput="1e-320")], r"column 'throughput', row 2 .*line 3: throughput 1e-320 with a global batch "
+                                        r"of 256 gives inf s per step; that is not a measurement"),
+    ([_nv(throughput="1e308", unit="mol/ms")], r"column 'throughput', row 1 .*throughput inf .*not a measurement"),
+    ([], r"no data rows \(only a header\); the table is empty"),
+    ([_nv(throughput=""), _nv(throughput="0")],
+     r"no row is a usable measurement \(rows left out: .*'throughput <= 0': 1"),
+], ids=["huge-gpus", "huge-nodes", "gpus-times-nodes", "huge-batch", "huge-global-batch", "tiny-throughput",
+        "overflowing-unit", "header-only", "nothing-kept"])
+def test_nvidia_refuses_what_is_no_measurement(tmp_path, rows, match):
+    path = _write_nvidia_rows(tmp_path / "t.csv", rows)
+    with pytest.raises(ValueError, match=r"t\.csv: " + match):
+        load_nvidia_dle(path)
+
+
+def test_nvidia_blank_in_a_numeric_batch_column_drops_only_its_row(tmp_path):
+    path = _write_nvidia_rows(tmp_path / "t.csv", [_nv(batch="32"), _nv(batch=""), _nv(batch="64", throughput="3200")])
+    assert pd.read_csv(path)["batch"].dtype == float  # the blank makes pandas read the column as floats
+    frame = load_nvidia_dle(path)
+    assert frame["batch_per_gpu"].tolist() == [32, 64] and frame["batch_per_gpu"].dtype == np.int64
+    assert frame["t_iter"].tolist() == [32 * 8 / 1600, 64 * 8 / 3200]
+    assert frame.attrs["dropped"] == {"no batch size in the table": 1}
+
+
+def test_nvidia_fractional_numeric_batch_is_dropped_by_reason(tmp_path):
+    frame = load_nvidia_dle(_write_nvidia_rows(tmp_path / "t.csv", [_nv(batch="32"), _nv(batch="2.5")]))
+    assert frame["batch_per_gpu"].tolist() == [32] and frame.attrs["dropped"] == {"batch is not a whole number": 1}

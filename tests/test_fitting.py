@@ -3,7 +3,8 @@ import numpy as np
 import pytest
 
 from perfkit.model.selection.fitting import choose_lambda_cv, fit_repeated, regularisation_sweep
-from tests.test_generic import _data, _model
+from tests.frames import generic_data as _data
+from tests.test_generic import _model
 
 
 def test_fit_repeated_summary_layout_and_determinism():

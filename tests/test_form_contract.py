@@ -2,10 +2,8 @@
 the registry (perfkit.model.forms.registry.table_forms): formula, summary, parameter count, JSON round trip, clone,
 cross-validation, NotFittedError before fit, the scikit-learn fitted attributes and the optional capabilities."""
 import json
-from pathlib import Path
 
 import numpy as np
-import pandas as pd
 import pytest
 from sklearn.base import clone
 from sklearn.exceptions import NotFittedError
@@ -16,20 +14,11 @@ from perfkit.model.base import PerformanceForm
 from perfkit.model.persist import load_model
 from perfkit.model.forms.registry import table_forms
 from perfkit.model.selection.search import make_form, n_parameters
+from tests.frames import LENET_ROLES as ROLES
 
-ROLES = dict(numeric=["num_filters", "kernel_size", "pool_size", "stride"],
-             categorical=["padding", "activation", "dataset", "optimizer"], extrinsic=["batch_size", "workers"])
 FORMS = table_forms()
 #: settings that keep each form's fit short (the thesis form's differential evolution: a few generations)
 FAST = {"thesis": dict(maxiter=5, popsize=5, search_rows=100)}
-
-
-@pytest.fixture(scope="module")
-def lenet():
-    """150 measured LeNet-5 rows (the ch4 file), with their epoch times."""
-    df = pd.read_csv(Path(__file__).resolve().parents[1] / "data/measured/pytorch-cpu/ch4_lenet5.csv")
-    df = df[df["status"] == "ok"].head(150).reset_index(drop=True)
-    return df[[c for cols in ROLES.values() for c in cols]].copy(), df["epoch_time"].to_numpy()
 
 
 def _form(name):

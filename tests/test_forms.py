@@ -9,7 +9,9 @@ import pytest
 
 from perfkit.model.forms.loglinear import LogLinearModel
 from perfkit.model.forms.logfit import lasso_mask
+from perfkit.model.persist import load_model
 from perfkit.model.uncertainty.conformal import ConformalRegressor, ExtrapolationWarning, coverage_of
+from tests.frames import ridge_frame as _frame
 
 CH4 = "data/measured/pytorch-cpu/ch4_lenet5.csv"
 
@@ -503,3 +505,127 @@ def test_a_lasso_coefficient_that_is_zero_to_the_solvers_precision_drops_its_ter
     rng = np.random.default_rng(0)
     keep, alpha = lasso_mask(rng.normal(size=(20, 5)), rng.normal(size=20))
     assert keep.tolist() == [True, False, False, True, False] and alpha == 0.01
+
+
+RIDGE = dict(numeric=["b"], categorical=["c0", "c1", "c2"], extrinsic=["w"], select="ridge", cells=True)
+
+
+@pytest.fixture(scope="module")
+def ridge_doc():
+    X, y = _frame(60)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        m = LogLinearModel(**RIDGE).fit(X, y)
+    return X, m, m.to_doc()
+
+
+@pytest.mark.parametrize("penalty, words", [((1e307,) * 3, "penalty: expected three numbers from 0 to 1e"),
+                                            ((10 ** 400, 0, 0), "penalty: expected three numbers from 0 to 1e")])
+def test_a_ridge_penalty_out_of_range_is_refused_by_name(penalty, words):
+    X, y = _frame()
+    with pytest.raises(ValueError, match=words):
+        LogLinearModel(**{**RIDGE, "penalty": penalty}).fit(X, y)
+
+
+def test_a_zero_penalty_that_leaves_terms_undetermined_names_the_penalty():
+    X = pd.DataFrame({"b": [16., 32., 64.], "c0": ["y", "x", "x"], "c1": ["x", "y", "x"], "c2": ["x", "x", "y"]})
+    m = LogLinearModel(numeric=["b"], categorical=["c0", "c1", "c2"], select="ridge", cells=True, penalty=(0, 0, 0))
+    with pytest.raises(ValueError, match="penalty: a penalty of 0 leaves the level pairs, pair slopes or cells "
+                                         "undetermined"):
+        m.fit(X, np.array([1., 2., 3.]))
+
+
+@pytest.mark.parametrize("levels, shown", [([False, True], "level False (bool)"), ([1.0, np.inf], "level inf (float)"),
+                                           ([pd.Timestamp("2020-01-01"), pd.Timestamp("2021-01-01")], "(Timestamp)"),
+                                           ([(1, 2), (3, 4)], "level (1, 2) (tuple)")])
+@pytest.mark.parametrize("select", ["ridge", "lasso"])
+def test_a_level_a_saved_model_could_not_keep_is_refused_in_fit(levels, shown, select):
+    X, y = _frame()
+    X["c1"] = pd.Series([levels[i % 2] for i in range(len(X))], dtype=object)
+    kw = RIDGE if select == "ridge" else {**RIDGE, "select": "lasso", "cells": False}
+    with pytest.raises(ValueError, match=r"categorical column 'c1': level .*cannot be saved in the model's JSON") as e:
+        LogLinearModel(**kw).fit(X, y)
+    assert shown in str(e.value)
+
+
+def test_a_prediction_that_underflows_to_zero_seconds_is_refused_naming_the_row():
+    X, y = _frame()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        m = LogLinearModel(**RIDGE).fit(X, y)
+        plain = LogLinearModel(numeric=["b"], extrinsic=["w"], select="none").fit(X, y)
+    with pytest.raises(ValueError, match=r"X: the prediction for row 0 is not a finite time > 0"):
+        m.predict(X.assign(w=1e200).iloc[:3])
+    with pytest.raises(ValueError, match=r"X: the prediction for row 0 is not a finite time > 0"):
+        plain.predict(X.assign(b=1e300).iloc[:3])
+    assert np.all(m.predict(X) > 0)
+
+
+def _tampered(doc, change):
+    d = json.loads(json.dumps(doc))
+    change(d)
+    return json.dumps(d)
+
+
+def test_an_untampered_ridge_model_round_trips_exactly(ridge_doc):
+    X, m, doc = ridge_doc
+    assert np.array_equal(load_model(json.dumps(doc)).predict(X), m.predict(X))
+
+
+def _set(path, value):
+    def change(d):
+        *keys, last = path
+        target = d
+        for k in keys:
+            target = target[k]
+        target[last] = value
+    return change
+
+
+def _pop(path):
+    def change(d):
+        *keys, last = path
+        target = d
+        for k in keys:
+            target = target[k]
+        target.pop(last)
+    return change
+
+
+def _first_cell_index(doc):
+    return next(i for i, t in enumerate(doc["fitted"]["terms"]) if t[0] == "level_cell")
+
+
+@pytest.mark.parametrize("change, words", [
+    (_set(("settings", "cells"), False), r"fitted.terms\[\d+\]: a level_cell term, which a fit with cells=False"),
+    (_pop(("settings", "cells")), r"fitted.terms\[\d+\]: a level_cell term, which a fit with cells=False"),
+    (_set(("fitted", "effective_df"), 1e6), r"fitted.effective_df: expected a finite number >= 0 and <= \d+"),
+    (lambda d: d["fitted"]["categories"]["c0"].append("new"),
+     r"fitted.categories\['c0'\]: the levels seen in fit are distinct and sorted"),
+    (lambda d: d["fitted"]["categories"]["c0"].reverse(),
+     r"fitted.categories\['c0'\]: the levels seen in fit are distinct and sorted"),
+    (lambda d: d["fitted"]["terms"].__setitem__(0, ["level_pair", "c0", "y", "c0", "y"]),
+     r"fitted.terms\[0\]: .* is not a term of known columns and levels \(distinct columns, not twice\)"),
+    (lambda d: d["fitted"]["terms"].__setitem__(1, d["fitted"]["terms"][0]),
+     r"fitted.terms\[1\]: .* is not a term of known columns and levels \(distinct columns, not twice\)"),
+])
+def test_a_tampered_ridge_model_is_one_error_naming_the_key(ridge_doc, change, words):
+    _, _, doc = ridge_doc
+    with pytest.raises(ValueError, match=words):
+        load_model(_tampered(doc, change))
+
+
+def test_a_lasso_file_with_ridge_terms_is_refused(ridge_doc):
+    _, _, doc = ridge_doc
+
+    def to_lasso(d):
+        d["settings"].update(select="lasso", cells=False, penalty=None)
+        d["fitted"].pop("effective_df")
+    with pytest.raises(ValueError, match=r"fitted.terms\[\d+\]: a level_cell term, which a fit with cells=False"):
+        load_model(_tampered(doc, to_lasso))
+
+
+def test_an_intercept_that_underflows_is_refused_at_predict(ridge_doc):
+    X, _, doc = ridge_doc
+    with pytest.raises(ValueError, match="not a finite time > 0"):
+        load_model(_tampered(doc, _set(("fitted", "intercept"), -1e300))).predict(X.iloc[:3])

@@ -2,25 +2,10 @@
 import json
 
 import numpy as np
-import pandas as pd
 import pytest
 
 from perfkit.model.forms.generic import GenericPerformanceModel
-
-
-def _data(n=240, seed=0, noise=0.02):
-    rng = np.random.default_rng(seed)
-    X = pd.DataFrame({
-        "kernel": rng.choice([2.0, 3.0, 4.0, 5.0], n),
-        "filters": rng.choice([4.0, 8.0, 16.0, 32.0, 64.0], n),
-        "act": rng.choice(["relu", "tanh", "sigmoid"], n),
-        "gpus": rng.choice([1.0, 2.0, 3.0], n),
-        "batch": rng.choice([8.0, 16.0, 32.0, 64.0, 128.0], n),
-    })
-    k = X["act"].map({"relu": 1.0, "tanh": 2.0, "sigmoid": 3.0})
-    t = (2.0 * X["kernel"] ** 1.5 + 0.5 * X["filters"] ** 0.8 + k) * X["gpus"] ** -0.9 * X["batch"] ** -1.0 + 0.3
-    y = t.to_numpy() * (1 + noise * rng.standard_normal(n))
-    return X, y
+from tests.frames import generic_data as _data
 
 
 def _model(**kw):

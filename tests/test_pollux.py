@@ -294,3 +294,37 @@ def test_load_traces_refusals(tmp_path):
     with pytest.raises(ValueError, match=re.escape(str(path)) + r": column 'placement', row 1, line 2: expected the "
                                                                 r"digits 1-9"):
         load_traces(root, "big")
+
+
+def _traces(tmp_path, placements="22,4,0.9,0.3", scalability="6,6,4,1.49,1.09"):
+    (tmp_path / "bert").mkdir(exist_ok=True)
+    (tmp_path / "bert" / "placements-c.csv").write_text(f"placement,local_bsz,step_time,sync_time\n1,4,0.4,0.01\n"
+                                                        f"{placements}\n")
+    (tmp_path / "bert" / "scalability-c.csv").write_text(f"num_nodes,num_replicas,local_bsz,step_time,sync_time\n"
+                                                         f"{scalability}\n")
+    return tmp_path
+
+
+def test_load_traces_jobs_are_read_once_each(tmp_path):
+    root = _traces(tmp_path)
+    assert len(load_traces(root, "c", jobs=iter(["bert"]))) == 3  # an iterator is read once, then used
+    with pytest.raises(ValueError, match=r"jobs: a job is named twice"):
+        load_traces(root, "c", jobs=["bert", "bert"])
+    with pytest.raises(ValueError, match=r"jobs: expected a non-empty list of job folder names"):
+        load_traces(root, "c", jobs=["be\x00rt"])
+
+
+@pytest.mark.parametrize("kw, words", [
+    (dict(scalability="16,6,4,1.49,1.09"), r"scalability-c.csv: column 'num_nodes', row 1, line 2: 16 nodes for 6 GPUs"),
+    (dict(placements="22,4,1e-320,0"), r"placements-c.csv: column 'step_time', row 2, line 3: expected seconds > 0 "
+                                        r"\(at least 1e-09\)"),
+])
+def test_load_traces_refuses_rows_that_are_no_measurement(tmp_path, kw, words):
+    with pytest.raises(ValueError, match=words):
+        load_traces(_traces(tmp_path, **kw), "c")
+
+
+def test_load_traces_source_names_the_folder_even_for_dot(tmp_path, monkeypatch):
+    monkeypatch.chdir(_traces(tmp_path))
+    assert set(load_traces(".", "c")["source"]) == {f"{tmp_path.name}/bert/placements-c.csv",
+                                                    f"{tmp_path.name}/bert/scalability-c.csv"}

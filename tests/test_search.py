@@ -13,34 +13,19 @@ from perfkit.model.uncertainty.conformal import ConformalRegressor, coverage_of
 from perfkit.model.persist import load_model
 from perfkit.model.selection.search import form_candidates, one_standard_error_choice, search_forms
 from perfkit.model.uncertainty.conformal import seen_rows
-from tests.test_generic import _data
+from tests.frames import LENET_ROLES as LENET, generic_data as _data, ridge_frame as _frame
 
 ROLES = dict(numeric=["kernel", "filters"], categorical=["act"], extrinsic=["gpus", "batch"])
-LENET = dict(numeric=["num_filters", "kernel_size", "pool_size", "stride"],
-             categorical=["padding", "activation", "dataset", "optimizer"], extrinsic=["batch_size", "workers"])
-
-
 def _run(capsys, *args):
     code = main([str(a) for a in args])
     out = capsys.readouterr()
     return SimpleNamespace(returncode=code, stdout=out.out, stderr=out.err)
 
 
-@pytest.fixture(scope="module")
-def lenet():
-    """300 measured LeNet-5 rows (the ch4 file), with their epoch times."""
-    from pathlib import Path
-
-    df = pd.read_csv(Path(__file__).resolve().parents[1] / "data/measured/pytorch-cpu/ch4_lenet5.csv")
-    df = df[df["status"] == "ok"].head(300).reset_index(drop=True)
-    X = df[[c for cols in LENET.values() for c in cols]].copy()
-    return X, df["epoch_time"].to_numpy()
-
-
 # ------------------------------------------------------------------------------ hybrid
-def test_hybrid_recovers_known_rates_from_exact_costs(lenet):
+def test_hybrid_recovers_known_rates_from_exact_costs(lenet300):
     """Times made from the cost model with known rates are fitted back to those rates."""
-    X, _ = lenet
+    X, _ = lenet300
     c = add_costs(X, "lenet5")
     steps = np.ceil(np.where(X["dataset"] == "cifar10", 50000, 60000) / (X["batch_size"] * X["workers"]))
     y = steps * (3e-11 * X["batch_size"] * c["flops_fwd"] + 2e-9 * X["batch_size"] * c["activations"]
@@ -55,8 +40,8 @@ def test_hybrid_recovers_known_rates_from_exact_costs(lenet):
     assert "s per forward FLOP" in m.summary() and m.formula().startswith("t = S·(")
 
 
-def test_hybrid_modifiers_regimes_and_json_round_trip(lenet, tmp_path):
-    X, y = lenet
+def test_hybrid_modifiers_regimes_and_json_round_trip(lenet300, tmp_path):
+    X, y = lenet300
     m = HybridModel("lenet5", **LENET, modifiers={"compute": ["workers", "batch_size=min"], "update": ["optimizer"]},
                     regimes=["batch_size=min"]).fit(X, y)
     levels = [lv for cost, lv in m.terms_ if cost == "compute"]
@@ -70,10 +55,10 @@ def test_hybrid_modifiers_regimes_and_json_round_trip(lenet, tmp_path):
         load_model(json.dumps(doc))
 
 
-def test_hybrid_leverage_is_that_of_its_relative_error_fit(lenet):
+def test_hybrid_leverage_is_that_of_its_relative_error_fit(lenet300):
     """The hybrid's leverage is wᵀ(WᵀW)⁻¹w over the rates > 0, W the scaled costs over the times of the rows of
     fit, w a row's costs over its prediction; it survives a JSON round trip."""
-    X, y = lenet
+    X, y = lenet300
     m = HybridModel("lenet5", **LENET).fit(X, y)
     active = m.rates_ > 0
     assert 2 <= active.sum() < len(m.rates_)  # some rates at 0: they must not count
@@ -97,14 +82,14 @@ def test_hybrid_leverage_is_that_of_its_relative_error_fit(lenet):
     (dict(regimes=["batch_size"]), r"regimes: 'batch_size' is not 'column=value'"),
     (dict(n_train=0), r"n_train: expected 'auto', None or an integer >= 1"),
 ])
-def test_hybrid_bad_settings_name_the_parameter(lenet, kw, match):
-    X, y = lenet
+def test_hybrid_bad_settings_name_the_parameter(lenet300, kw, match):
+    X, y = lenet300
     with pytest.raises(ValueError, match=match):
         HybridModel(**{"network": "lenet5", **LENET, **kw}).fit(X, y)
 
 
-def test_hybrid_needs_the_cost_models_columns(lenet):
-    X, y = lenet
+def test_hybrid_needs_the_cost_models_columns(lenet300):
+    X, y = lenet300
     with pytest.raises(ValueError, match=r"lenet5: the cost model needs column\(s\) \[.*'stride'.*\], which are neither"):
         HybridModel("lenet5", numeric=["num_filters"], extrinsic=["batch_size", "workers"]).fit(
             X.drop(columns=["stride"]), y)
@@ -171,7 +156,7 @@ def test_rows_with_unseen_levels_are_not_scored_and_intervals_still_fit():
     assert m.n_calibration_ == len(X) - 1
 
 
-def test_conformal_json_round_trip_for_every_form(lenet, tmp_path):
+def test_conformal_json_round_trip_for_every_form(lenet300, tmp_path):
     from perfkit.model.forms.generic import GenericPerformanceModel
     from perfkit.model.forms.loglinear import LogLinearModel
 
@@ -285,8 +270,8 @@ def test_cli_interval_outside_0_1_and_uncalibrated_model(capsys, csvs):
     assert r.returncode == 2 and "--vary: expected column=v1,v2" in r.stderr
 
 
-def test_cli_fit_hybrid_on_measured_lenet_rows(capsys, lenet, tmp_path):
-    X, y = lenet
+def test_cli_fit_hybrid_on_measured_lenet_rows(capsys, lenet300, tmp_path):
+    X, y = lenet300
     X.assign(epoch_time=y).to_csv(tmp_path / "l.csv", index=False)
     out = _run(capsys, "fit", tmp_path / "l.csv", "--target", "epoch_time", "--numeric", ",".join(LENET["numeric"]),
                "--categorical", ",".join(LENET["categorical"]), "--extrinsic", "batch_size,workers",
@@ -297,7 +282,7 @@ def test_cli_fit_hybrid_on_measured_lenet_rows(capsys, lenet, tmp_path):
 
 
 # ------------------------------------------------------------------------------ rates by the layer shape
-def test_shape_variants_are_searched_but_not_the_form_asked_for_by_name(lenet):
+def test_shape_variants_are_searched_but_not_the_form_asked_for_by_name(lenet300):
     from perfkit.model.forms.hybrid import hybrid_variants
     from perfkit.model.selection.search import make_form
 
@@ -310,10 +295,10 @@ def test_shape_variants_are_searched_but_not_the_form_asked_for_by_name(lenet):
     assert [w for _, w in hybrid_variants("lenet5", no_width)][-1] == "+ compute and step rates by padding"
 
 
-def test_hybrid_says_which_rows_its_rates_cover_and_the_search_scores_only_rows_every_candidate_covers(lenet):
+def test_hybrid_says_which_rows_its_rates_cover_and_the_search_scores_only_rows_every_candidate_covers(lenet300):
     """Rates by workers × width × padding: a held-out combination the fit never had is not predicted (refused by
     name), ``predictable`` marks it, and the search scores every candidate on the same covered rows."""
-    X, y = lenet
+    X, y = lenet300
     mods = {"compute": ["workers", "num_filters", "padding"]}
     combo = X["workers"].astype(str) + X["num_filters"].astype(str) + X["padding"]
     rare = combo.value_counts().index[-1]
@@ -333,7 +318,7 @@ def test_hybrid_says_which_rows_its_rates_cover_and_the_search_scores_only_rows_
     assert iv_ok.dtype == bool and len(iv_ok) == len(X)
 
 
-def test_the_ridge_candidate_comes_with_two_or_more_categorical_columns(lenet, tmp_path):
+def test_the_ridge_candidate_comes_with_two_or_more_categorical_columns(lenet300, tmp_path):
     """The log-linear family's last candidate: every term, combinations of levels shrunk by ridge (cells with three
     or more categorical columns), counted by its effective parameters; a conformal model of it saves and loads."""
     words = [c.terms for c in form_candidates("loglinear", **LENET)]
@@ -341,7 +326,7 @@ def test_the_ridge_candidate_comes_with_two_or_more_categorical_columns(lenet, t
     two = dict(LENET, categorical=["padding", "activation"])
     assert form_candidates("loglinear", **two)[-1].terms.endswith("+ pair slopes, ridge")
     assert not any("ridge" in c.terms for c in form_candidates("loglinear", **ROLES))  # one categorical column
-    X, y = lenet
+    X, y = lenet300
     est = form_candidates("loglinear", **LENET)[-1].estimator
     m = ConformalRegressor(est, n_splits=3).fit(X, y)
     fitted = m.estimator_
@@ -350,3 +335,31 @@ def test_the_ridge_candidate_comes_with_two_or_more_categorical_columns(lenet, t
     m.save(tmp_path / "ridge.json")
     back = load_model(tmp_path / "ridge.json")
     assert back.predict_interval(X, 0.8).equals(m.predict_interval(X, 0.8))
+
+
+KW = dict(numeric=["b"], categorical=["c0", "c1", "c2"], extrinsic=["w"], forms=["loglinear"], n_jobs=1)
+
+
+def test_folds_too_small_for_a_candidate_name_the_folds():
+    X, y = _frame()
+    with pytest.raises(ValueError, match=r"cv: a candidate cannot be fitted on the 2 rows to fit of a fold"):
+        search_forms(X.iloc[:4], y[:4], **KW, cv=2)
+    with pytest.raises(ValueError, match=r"cv: no held-out row of fold 1 of 5 can be predicted by every candidate"):
+        search_forms(X.iloc[:10].assign(c0=[f"l{i}" for i in range(10)]), y[:10], **KW)
+
+
+@pytest.mark.parametrize("kw, words", [
+    (dict(extrapolate=(["w"], 8)), r"extrapolate: expected \(column, fit_max\)"),
+    (dict(extrapolate=("w", "x")), "extrapolate's fit_max: expected a finite number > 0, got 'x'"),
+    (dict(extrapolate=("c0", 8)), "extrapolate column 'c0': non-numeric value"),
+    (dict(extrapolate=("w", 8), predict_drop=["zz"]), "predict_drop column 'zz' not found"),
+])
+def test_extrapolation_arguments_are_refused_before_the_search_runs(kw, words, monkeypatch):
+    import perfkit.model.selection.search as search
+
+    def never(*a, **k):
+        raise AssertionError("the CV ran before the arguments were checked")
+    monkeypatch.setattr(search, "_score_fold", never)
+    X, y = _frame()
+    with pytest.raises(ValueError, match=words):
+        search_forms(X, y, **KW, select="extrapolation", **kw)

@@ -1,4 +1,7 @@
 """Step-time models (perfkit.model.forms.stepmodels) and extrapolation splits (perfkit.model.uncertainty.extrapolation)."""
+import importlib
+import json
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -9,6 +12,7 @@ from sklearn.linear_model import LinearRegression
 from perfkit.model.uncertainty.extrapolation import (calibrate_extrapolation, distance, extrapolation_errors,
                                          extrapolation_interval, interval_coverage, scale_split,
                                          select_by_extrapolation, select_median_of_top)
+from perfkit.model.persist import load_model
 from perfkit.model.forms.stepmodels import MedianOfModels, PhaseAwareStepModel, PolluxStepModel, SYNC_FORMS
 
 PLACEMENTS = [(k, n) for k in (1, 2, 3, 4, 6, 8, 12, 16, 24, 32) for n in (1, 2, 4, 8) if n <= k and k <= 4 * n]
@@ -275,3 +279,105 @@ def test_a_free_direction_gets_one_answer_on_every_blas(tmp_path):
         assert res.returncode == 0, res.stderr
         out[core] = np.array(json.loads(res.stdout))
     np.testing.assert_allclose(out["Haswell"], out["Prescott"], rtol=1e-4, atol=1e-6)
+
+
+ex = importlib.import_module("perfkit.model.uncertainty.extrapolation")  # perfkit.model.uncertainty.extrapolation is also a function
+
+
+def _steps(seed=0):
+    r = np.random.default_rng(seed)
+    rows = []
+    for K in [1, 2, 4, 8, 16, 32]:
+        for m in [16, 32, 64]:
+            tg, ts = 0.01 + 0.001 * m, 0 if K == 1 else 0.02 * np.log(K)
+            rows.append(dict(n_gpus=K, n_nodes=max(1, K // 8), batch_per_gpu=m, sync_time=ts,
+                             t=(tg + ts) * np.exp(r.normal(0, .03))))
+    D = pd.DataFrame(rows)
+    return D.drop(columns="t"), D.t.to_numpy()
+
+
+def _jobs(seed=0):
+    r = np.random.default_rng(seed)
+    rows = [dict(job=j, n_gpus=K, n_nodes=max(1, K // 8), batch_per_gpu=m,
+                 t=(0.01 + 0.001 * m + (0 if K == 1 else 0.02 * np.log(K))) * np.exp(r.normal(0, .03)))
+            for j in "abc" for K in [1, 2, 4, 8, 16, 32, 64] for m in [16, 32]]
+    return pd.DataFrame(rows)
+
+
+def test_a_measured_phase_longer_than_the_step_is_refused_naming_column_and_row():
+    X, y = _steps()
+    with pytest.raises(ValueError, match=r"column 'sync_time': value [\d.e-]+ in row 0 is more than the row's step "
+                                         r"time"):
+        PhaseAwareStepModel().fit(X.assign(sync_time=np.maximum(X.sync_time, 2 * y)), y)
+
+
+@pytest.mark.parametrize("kw, words", [(dict(sync_weight=1e200), "sync_weight: expected at most 1000"),
+                                       (dict(f_scale=1e200), "f_scale: expected a number from 1e-06 to 100"),
+                                       (dict(f_scale=1e-300), "f_scale: expected a number from 1e-06 to 100")])
+def test_phase_settings_out_of_range_are_refused_by_name(kw, words):
+    X, y = _steps()
+    with pytest.raises(ValueError, match=words):
+        PhaseAwareStepModel(**kw).fit(X, y)
+
+
+@pytest.mark.parametrize("cls", [PolluxStepModel, PhaseAwareStepModel])
+@pytest.mark.parametrize("gamma", [0.0, 1e-3, 1e6])
+def test_a_saved_gamma_outside_its_fitted_bounds_is_refused(cls, gamma):
+    X, y = _steps()
+    doc = cls().fit(X, y).to_doc()
+    assert np.allclose(load_model(json.dumps(doc)).predict(X), cls().fit(X, y).predict(X))
+    doc["fitted"]["params"][-1] = gamma
+    with pytest.raises(ValueError, match=r"fitted.params: expected numbers >= 0 and the last \(γ\) from 1 to 10"):
+        load_model(json.dumps(doc))
+
+
+@pytest.mark.parametrize("value", [0.0, np.nan, -1.0])
+def test_a_bad_target_beyond_the_fit_rows_is_named_never_scored(value):
+    F = _jobs()
+    bad = F.assign(t=np.where(F.n_gpus == 64, value, F.t))
+    with pytest.raises(ValueError, match=r"target column 't': (value \S+|missing or non-finite value nan) in row \d+"):
+        ex.extrapolation_errors({"p": PolluxStepModel()}, bad, "n_gpus", 16, "t")
+    with pytest.raises(ValueError, match=r"target column 't': (value \S+|missing or non-finite value nan) in row \d+"):
+        ex.calibrate_transfer(PolluxStepModel(), bad, "n_gpus", 16, "t", [(4, 8, 16)])
+
+
+def test_rows_without_a_group_are_refused_not_dropped():
+    F = _jobs()
+    F["job"] = F.job.map({"a": np.nan, "b": 2.0, "c": 3.0})
+    with pytest.raises(ValueError, match=r"groups column 'job': missing value in row 0"):
+        ex.extrapolation_errors({"p": PolluxStepModel()}, F, "n_gpus", 16, "t")
+
+
+@pytest.mark.parametrize("kw, words", [
+    (dict(candidates={"x": 5}), r"candidates\['x'\]: expected an estimator with fit and predict, got int"),
+    (dict(predict_drop=("zz",)), "predict_drop column 'zz' not found"),
+    (dict(predict_drop="n_nodes"), "predict_drop: expected a list of column names, got 'n_nodes'"),
+])
+def test_selection_arguments_are_checked_by_name(kw, words):
+    cands = kw.pop("candidates", {"p": PolluxStepModel()})
+    with pytest.raises(ValueError, match=words):
+        ex.select_median_of_top(cands, _jobs(), "n_gpus", "t", [(4, 8, 16)], **kw)
+
+
+@pytest.mark.parametrize("call, words", [
+    (lambda: ex.extrapolation_interval([1.0, 2.0], [16, 32], 8, -1), "q: expected finite half-widths >= 0"),
+    (lambda: ex.extrapolation_interval([1.0, 2.0], [16, 32], 8, np.nan), "q: expected finite half-widths >= 0"),
+    (lambda: ex.extrapolation_interval([1.0, 2.0], [16, 32], 0, 0.1), "fit_max: expected a finite number > 0"),
+    (lambda: ex.extrapolation_interval([-1.0, 2.0], [16, 32], 8, 0.1), "predicted: expected finite numbers > 0"),
+    (lambda: ex.extrapolation_interval([1.0, 2.0], [-16, 32], 8, 0.1), "values: expected finite numbers > 0"),
+    (lambda: ex.interval_coverage([], [], []), "y, lower, upper: expected one value each per row"),
+    (lambda: ex.interval_coverage([1, 2, 3], [0], [5]), "y, lower, upper: expected one value each per row"),
+    (lambda: ex.factor_splits(["a", "b"]), "values: expected a list of finite numbers > 0"),
+    (lambda: ex.factor_splits({1: 2}), "values: expected a list of finite numbers > 0"),
+    (lambda: ex.factor_splits([1, 10 ** 400]), "values: expected a list of finite numbers > 0"),
+    (lambda: ex.scale_split(_jobs(), ["n_gpus"], 8), r"column: expected the name of the scale column, got \['n_gpus'\]"),
+])
+def test_interval_and_split_helpers_name_the_bad_argument(call, words):
+    with pytest.raises(ValueError, match=words):
+        call()
+
+
+def test_interval_helpers_still_answer_good_input():
+    lo, hi = ex.extrapolation_interval([1.0, 2.0], [16, 32], 8, 0.1)
+    assert np.allclose(lo, [np.exp(-0.2), 2 * np.exp(-0.3)]) and np.allclose(hi, [np.exp(0.2), 2 * np.exp(0.3)])
+    assert ex.interval_coverage([1, 2, 3], [0, 0, 4], [5, 5, 5]) == pytest.approx(2 / 3)

@@ -4,7 +4,6 @@ tests/test_form_contract.py written out for this form (it is not in the search's
 import copy
 import json
 import warnings
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -17,19 +16,10 @@ from sklearn.utils.validation import check_is_fitted
 from perfkit.model.base import PerformanceForm
 from perfkit.model.selection.search import n_parameters
 from perfkit.model.forms.symbolic import MAX_DEPTH, SymbolicModel, check_expression, evaluate
+from tests.frames import LENET_ROLES as ROLES
 
-ROLES = dict(numeric=["num_filters", "kernel_size", "pool_size", "stride"],
-             categorical=["padding", "activation", "dataset", "optimizer"], extrinsic=["batch_size", "workers"])
 #: a small, fast search for the tests
 SMALL = dict(population_size=80, generations=5, tournament_size=8)
-
-
-@pytest.fixture(scope="module")
-def lenet():
-    """150 measured LeNet-5 rows (the ch4 file), with their epoch times."""
-    df = pd.read_csv(Path(__file__).resolve().parents[1] / "data/measured/pytorch-cpu/ch4_lenet5.csv")
-    df = df[df["status"] == "ok"].head(150).reset_index(drop=True)
-    return df[[c for cols in ROLES.values() for c in cols]].copy(), df["epoch_time"].to_numpy()
 
 
 def _fit(X, y, **kw):

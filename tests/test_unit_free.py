@@ -137,3 +137,31 @@ def test_cli_fits_microseconds_as_seconds(tmp_path, capsys):
         assert "upper bound" not in out.err
         outputs[unit] = load_model((tmp_path / f"{unit}.json").read_text()).predict(X) / k
     np.testing.assert_allclose(outputs["us"], outputs["s"], rtol=1e-6)
+
+
+def test_parameters_on_their_bounds_are_named(tmp_path, capsys):
+    """The same data in seconds and in microseconds, fitted in the data's units (``scale=None``, the thesis): in µs
+    the default bounds [0, 1000] hold a and C down, and ``perfkit fit --scale none`` says which parameters sit on
+    a bound; in seconds it says nothing. A unit-free fit (the default) is held by nothing in either unit."""
+    from perfkit.cli import main
+    from perfkit.model.selection.fitting import parameters_on_bounds
+    from perfkit.model.forms.generic import GenericPerformanceModel
+
+    rng = np.random.default_rng(0)
+    n = 60
+    X = pd.DataFrame({"x": rng.choice([1.0, 2.0, 4.0, 8.0], n), "g": rng.choice([1.0, 2.0, 4.0], n)})
+    seconds = 0.01 * X["x"] ** 0.7 * X["g"] ** -0.5 + 0.001
+    fit = dict(numeric=["x"], extrinsic=["g"], random_state=0, maxiter=20, scale=None)
+    assert parameters_on_bounds(GenericPerformanceModel(**fit).fit(X, seconds)) == []
+    free = dict(fit, scale="data")
+    assert parameters_on_bounds(GenericPerformanceModel(**free).fit(X, seconds * 1e6)) == []
+    assert parameters_on_bounds(GenericPerformanceModel(**fit).fit(X, seconds * 1e6)) == [
+        "a[x] = 1000 (upper bound)", "C = 1000 (upper bound)"]
+    X.assign(time=seconds * 1e6).to_csv(tmp_path / "us.csv", index=False)
+    args = ["fit", str(tmp_path / "us.csv"), "--target", "time", "--numeric", "x", "--extrinsic", "g", "--seeds", "1",
+            "--test-size", "10", "--out", str(tmp_path / "m.json")]
+    assert main(args) == 0
+    assert "upper bound" not in capsys.readouterr().err
+    assert main(args + ["--scale", "none"]) == 0
+    err = capsys.readouterr().err
+    assert "a[x] = 1000 (upper bound); C = 1000 (upper bound)" in err and "in seconds" in err

@@ -1,5 +1,6 @@
-"""The cluster import under hostile and careless use: every case ends in one clean error naming the file and
-line, or in the correct sample log; no sample is lost or written twice (issue 36, item 4)."""
+"""The cluster import (perfkit.measure.cluster): requests written, results read and imported into the sample log.
+A malformed, torn, refused or foreign line, a result of another world size or an output that is an input each end in
+one clean error naming the file and line, or in the correct sample log; no sample is lost or written twice."""
 import csv
 import json
 import math
