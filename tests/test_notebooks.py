@@ -4,7 +4,8 @@ import re
 
 import pytest
 
-from perfkit.chapters.notebooks import CHAPTERS, default_build_dir, notebook_path, reproduce, run_notebook
+from perfkit.chapters import CHAPTERS
+from perfkit.chapters.notebooks import default_build_dir, notebook_path, reproduce, run_notebook
 
 
 def _outputs(nb):

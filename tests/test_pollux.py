@@ -7,7 +7,9 @@ import shutil
 import numpy as np
 import pytest
 
-from perfkit.data.external import EXTERNAL_DATASETS, external_dir, load_pollux
+from perfkit.data.external import EXTERNAL_DATASETS
+from perfkit.data.external_files import external_dir
+from perfkit.data.pollux import load_pollux
 from perfkit.data.pollux import POLLUX_COLUMNS, POLLUX_JOBS, load_traces, placement_layout
 from perfkit.model.analytic.equations import load_imbalance_factor
 

@@ -6,7 +6,8 @@ torch = pytest.importorskip("torch")
 
 from perfkit.measure.collect import collect  # noqa: E402
 from perfkit.measure.plans import make_plan  # noqa: E402
-from perfkit.measure.adapters.resattnet3d import TABLE_5_1_SPACE, ResAttNet3D, resattnet3d  # noqa: E402
+from perfkit.measure.adapters.resattnet3d import ResAttNet3D, resattnet3d  # noqa: E402
+from perfkit.measure.spaces import TABLE_5_1_SPACE  # noqa: E402
 
 VOL = (16, 20, 16)
 
