@@ -37,6 +37,10 @@ ROLES = dict(target="time", numeric=["kernel"], categorical=["act"], extrinsic=[
     (dict(gpus="gpus"), r"^gpus: gpus/nodes/batch belong to the step forms"),
     (dict(numeric=[0]), r"^numeric: column name 0 is int, not a string"),
     (dict(fixed={"": 1}), r"^fixed: expected a mapping of names to values"),
+    (dict(level=1.0), r"^level: expected a coverage strictly between 0 and 1"),
+    (dict(level=0.0), r"^level: expected a coverage strictly between 0 and 1"),
+    (dict(baselines=["rf", "xgb"]), r"^baselines: expected distinct kinds of 'rf', 'svr', 'gb', got \['rf', 'xgb'\]"),
+    (dict(baselines=["rf", "rf"]), r"^baselines: expected distinct kinds"),
 ])
 def test_a_bad_spec_is_one_error_naming_the_parameter(changes, message):
     with pytest.raises(ValueError, match=message):
@@ -109,6 +113,15 @@ def test_an_extrapolation_study_scores_by_factor_and_plots_the_scale(tmp_path):
     assert "extrapolation errors" in result.summary() and len(result.plot().axes) >= 2
     again = StudyResult.from_doc(result.to_doc())
     assert again.inner == result.inner and again.summary() == result.summary()
+
+
+def test_the_level_and_the_baselines_are_the_specs():
+    spec = FitSpec(**ROLES, form="loglinear", level=0.5, baselines=["svr"], n_jobs=1)
+    result = run(spec, _table(), progress=False)
+    assert list(result.held_out.index) == ["loglinear model", "SVR"]
+    assert "50 % intervals cover" in result.summary()
+    wider = run(spec.replace(level=0.95), _table(), progress=False)
+    assert wider.coverage >= result.coverage
 
 
 def test_a_fit_whose_comparison_fails_keeps_the_model(monkeypatch):

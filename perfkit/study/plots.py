@@ -12,7 +12,7 @@ __all__ = ["plot_study"]
 def plot_study(result):
     """A Figure: left, each model's predicted against the measured held-out times (log axes, the diagonal);
     right (with ``extrapolate``), measured and predicted times along the scale column, the fitted range shaded and
-    the model's 90 % interval as a band."""
+    the model's interval (at the spec's ``level``) as a band."""
     pred = result.predictions
     if pred is None:
         raise ValueError("this result has no held-out predictions to plot (its comparison did not run)")
@@ -44,7 +44,7 @@ def _scaling(ax, result, models) -> None:
     x = by_value.size().index.to_numpy(dtype=float)
     if {"lower", "upper"} <= set(pred.columns):
         ax.fill_between(x, by_value["lower"].median().to_numpy(), by_value["upper"].median().to_numpy(), alpha=0.2,
-                        label=f"{result.label}: 90 % interval (median per {col})")
+                        label=f"{result.label}: {100 * result.spec.level:g} % interval (median per {col})")
     for name in models:
         ax.plot(x, by_value[name].median().to_numpy(), marker=".", lw=1, label=f"{name} (median)")
     lo = float(np.nanmin(fit[col])) if fit is not None else float(np.nanmin(x))

@@ -142,7 +142,7 @@ def _thesis(spec: FitSpec, sp: Split, header, say, progress) -> StudyResult:
                                         spread=float(rep.objective_spread), converged=bool(rep.converged)),
                          parameters=rep.best.params_.drop(columns=["column", "level"]),
                          seed_summary=_seed_summary(rep) if spec.seeds > 1 else None)
-    kinds = ("rf", "gb") if sp.scale else ("rf",)
+    kinds = spec.baselines or (("rf", "gb") if sp.scale else ("rf",))
     return _compare(result, rep.best, sp, kinds, inner_estimator=clone(rep.best) if sp.scale else None)
 
 
@@ -244,7 +244,7 @@ def _other(spec: FitSpec, sp: Split, header, say, progress) -> StudyResult:
                          search_table=None if search is None else search.table.copy(),
                          fit_seconds=time.perf_counter() - start)
     inner = model.estimator if sp.scale is not None else None
-    return _compare(result, model, sp, ("rf", "gb"), inner_estimator=inner)
+    return _compare(result, model, sp, spec.baselines or ("rf", "gb"), inner_estimator=inner)
 
 
 # ---------------------------------------------------------------------------------------------- the comparison
@@ -275,7 +275,7 @@ def _fill(result: StudyResult, model, sp: Split, kinds, inner_estimator) -> Stud
         with warnings.catch_warnings():
             if sp.scale:  # every held-out row lies beyond the fit rows by design: no warning for each
                 warnings.simplefilter("ignore", ExtrapolationWarning)
-            iv = result.model.predict_interval(X_te, 0.9)
+            iv = result.model.predict_interval(X_te, spec.level)
         result.coverage = float(coverage_of(iv, y_te))
         result.coverage_rows = int(len(y_te))
     part = Split(sp.X_fit, X_te, sp.y_fit, y_te, sp.scale)

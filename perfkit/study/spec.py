@@ -136,6 +136,12 @@ class FitSpec:
         The step forms' columns and the measured phase columns (read in fit only).
     inflation : float, default 1
         With ``extrapolate``: factor κ on the width of the saved intervals.
+    level : float, default 0.9
+        Coverage of the intervals whose held-out coverage the study reports (strictly between 0 and 1).
+    baselines : list of str, optional
+        The baselines fitted beside the model (kinds of :func:`~perfkit.model.selection.baselines.make_baseline`:
+        "rf", "gb", "svr"); default: a random forest, and gradient boosting too for every form but the thesis's on a
+        random split (the inner comparison and the errors by factor always use "rf" and "gb").
     n_jobs : int, default -1
         Parallel fits (joblib; every fit is seeded, so results do not depend on it).
     """
@@ -165,6 +171,8 @@ class FitSpec:
     batch: str | None = None
     phases: tuple = ()
     inflation: float = 1.0
+    level: float = 0.9
+    baselines: tuple | None = None
     n_jobs: int = -1
 
     #: every parameter's allowed values (any one constraint of its list; None: the value None)
@@ -191,12 +199,15 @@ class FitSpec:
         "batch": [None, Text()],
         "inflation": [Number(low=0, open_low=True, high=_max_inflation,
                              words="a number{range} (the factor κ on the intervals' width)")],
+        "level": [Number(low=0, open_low=True, words="a coverage strictly between 0 and 1, e.g. 0.9")],
         "n_jobs": [Integer(nonzero=True, words="a non-zero integer (1 = one at a time, -1 = all cores)")],
     }
 
     def __post_init__(self):
         for role in ("numeric", "categorical", "extrinsic", "phases"):
             object.__setattr__(self, role, _role_columns(role, getattr(self, role)))
+        if self.baselines is not None:
+            object.__setattr__(self, "baselines", _baseline_kinds(self.baselines))
         for role in STEP_ROLES:
             value = getattr(self, role)
             if isinstance(value, str):
@@ -254,6 +265,9 @@ class FitSpec:
         for f in fields(self):
             v = getattr(self, f.name)
             out[f.name] = list(v) if isinstance(v, tuple) else (dict(v) if isinstance(v, dict) else v)
+        if out["extrapolate"] is not None and not isinstance(out["extrapolate"], str):
+            col, top = parse_extrapolate(self.extrapolate)
+            out["extrapolate"] = col if top is None else f"{col}:{top:g}"
         return out
 
 
@@ -261,6 +275,16 @@ def _role_columns(role: str, value) -> tuple:
     from ..model.validation import column_list
 
     return tuple(column_list(name(role), _columns(value)))
+
+
+def _baseline_kinds(value) -> tuple:
+    """``baselines`` as a tuple of distinct kinds of :data:`~perfkit.model.selection.baselines.KINDS`."""
+    from ..model.selection.baselines import KINDS
+
+    kinds = _columns(value)
+    if not isinstance(kinds, tuple) or not all(k in KINDS for k in kinds) or len(set(kinds)) < len(kinds):
+        raise ValueError(f"{name('baselines')}: expected distinct kinds of {', '.join(map(repr, KINDS))}, got {value!r}")
+    return kinds
 
 
 def _check_values(spec: FitSpec) -> None:
@@ -279,6 +303,8 @@ def _check_values(spec: FitSpec) -> None:
                          f"{name('extrapolate')} COL[:MAX]")
     if spec.extrapolate is not None:
         parse_extrapolate(spec.extrapolate)
+    if spec.level >= 1:
+        raise ValueError(f"{name('level')}: expected a coverage strictly between 0 and 1, e.g. 0.9, got {spec.level:g}")
 
 
 def _check_form(spec: FitSpec) -> None:

@@ -70,7 +70,8 @@ def _coverage(result) -> list:
         return []
     scale = result.scale
     widen = f" (widening with the distance beyond {scale[0]} = {scale[1]:g})" if scale else ""
-    return [f"90 % intervals{widen} cover {100 * result.coverage:.1f} % of the {result.coverage_rows} held-out rows"]
+    return [f"{100 * result.spec.level:g} % intervals{widen} cover {100 * result.coverage:.1f} % of the "
+            f"{result.coverage_rows} held-out rows"]
 
 
 def _inner(result) -> list:
