@@ -139,3 +139,12 @@ def test_a_fit_whose_comparison_fails_keeps_the_model(monkeypatch):
 def test_a_saved_study_of_another_format_is_refused():
     with pytest.raises(ValueError, match="not a saved fit study"):
         StudyResult.from_doc({"format": "perfkit.GenericPerformanceModel", "version": 1})
+
+
+def test_a_max_between_measured_values_is_snapped_to_the_last_fitted_one_and_said():
+    from perfkit.study import StudyWarning
+
+    with pytest.warns(StudyWarning, match=r"extrapolate gpus:5: no row has gpus = 5; the fit rows end at gpus = 4, "
+                                          r"so MAX is 4"):
+        result = run(FitSpec(**ROLES, form="loglinear", extrapolate="gpus:5", n_jobs=1), _table(240), progress=False)
+    assert result.scale == ("gpus", 4.0) and "fitted on gpus <= 4" in result.summary()

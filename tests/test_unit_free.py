@@ -165,3 +165,19 @@ def test_parameters_on_their_bounds_are_named(tmp_path, capsys):
     assert main(args + ["--scale", "none"]) == 0
     err = capsys.readouterr().err
     assert "a[x] = 1000 (upper bound); C = 1000 (upper bound)" in err and "in seconds" in err
+
+
+def test_a_power_stuck_on_its_lower_bound_is_named():
+    """A power at -5 (the lower bound of p and q) is named like one at +5; a coefficient at 0 (a term switched
+    off) is not."""
+    from perfkit.model.forms.generic import GenericPerformanceModel
+    from perfkit.model.selection.fitting import parameters_on_bounds
+
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame({"x": rng.choice([1.0, 2.0, 4.0, 8.0], 60), "g": rng.choice([1.0, 2.0, 4.0], 60)})
+    y = 0.01 * X["x"] ** 0.7 * X["g"] ** -0.5 + 0.001
+    model = GenericPerformanceModel(numeric=["x"], extrinsic=["g"], random_state=0, maxiter=20).fit(X, y)
+    assert parameters_on_bounds(model) == []
+    q = model.power_names_.index("q[g]")
+    model.powers_ = np.where(np.arange(len(model.powers_)) == q, -5.0, model.powers_)
+    assert parameters_on_bounds(model) == ["q[g] = -5 (lower bound)"]

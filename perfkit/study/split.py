@@ -70,6 +70,23 @@ def _values(v) -> str:
     return shown + (" ..." if len(u) > 12 else "")
 
 
+def _snapped(v, top: float, where: str, col: str) -> float:
+    """MAX snapped to the largest value of the column at most MAX (the rows fitted end there, so the extrapolation
+    factor and the intervals' distance start there), with a warning when that moves it."""
+    import warnings
+
+    from .result import StudyWarning
+
+    below = v[v <= top]
+    if not len(below) or below.max() == top:
+        return top
+    snapped = float(below.max())
+    warnings.warn(f"{where}: no row has {col} = {top:g}; the fit rows end at {col} = {snapped:g}, so MAX is "
+                  f"{snapped:g} (the extrapolation factors and the intervals' distance are measured from it)",
+                  StudyWarning, stacklevel=4)
+    return snapped
+
+
 def extrapolation_split(spec: FitSpec, X, y, min_fit: int):
     """``((X_fit, X_test, y_fit, y_test), (COL, MAX))``: fit on the rows with COL <= MAX, test on the rows beyond.
 
@@ -88,6 +105,8 @@ def extrapolation_split(spec: FitSpec, X, y, min_fit: int):
         if top is None:
             raise ValueError(f"{flag} {col}: no value of {col!r} is at most half its largest ({v.max():g}), so no "
                              f"default MAX; give one, e.g. {flag} {col}:{np.unique(v)[0]:g}")
+    else:
+        top = _snapped(v, top, f"{flag} {col}:{top:g}", col)
     fit = v <= top
     n_fit, n_test = int(fit.sum()), int((~fit).sum())
     where = f"{flag} {col}:{top:g}"

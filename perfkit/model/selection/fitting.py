@@ -313,8 +313,9 @@ def choose_lambda_cv(estimator, X, y, penalty="l2", lams=DEFAULT_LAMBDAS, cv=5, 
 
 
 def parameters_on_bounds(model, rtol: float = 1e-6) -> list[str]:
-    """The coefficients a, κ and C and the powers p, q of a fitted generic model that sit on an upper bound (or on
-    a lower bound above 0), each as ``"a[x] = 1000 (upper bound)"``; ``[]`` when none does.
+    """The coefficients a, κ and C and the powers p, q of a fitted generic model that sit on a bound, each as
+    ``"a[x] = 1000 (upper bound)"`` or ``"q[workers] = -5 (lower bound)"``; ``[]`` when none does. A power is
+    listed at either bound; a coefficient at its upper bound, or at a lower bound above 0.
 
     The coefficients are compared in the space their bounds apply to: dimensionless for a unit-free fit
     (``scale="data"``), the data's units otherwise. A coefficient on the default upper bound 1000 of a fit in the
@@ -335,6 +336,6 @@ def parameters_on_bounds(model, rtol: float = 1e-6) -> list[str]:
         label = name.replace("k[", "a[", 1) if name.startswith("k[") else name
         if np.isclose(v, hi, rtol=rtol, atol=0.0):
             out.append(f"{label} = {v:g} (upper bound)")
-        elif lo > 0 and np.isclose(v, lo, rtol=rtol, atol=0.0):
+        elif (lo > 0 or sym in ("p", "q")) and np.isclose(v, lo, rtol=rtol, atol=0.0):
             out.append(f"{label} = {v:g} (lower bound)")
     return out
