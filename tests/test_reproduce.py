@@ -95,3 +95,12 @@ def test_figures_dir_that_is_not_a_folder_is_refused(captured, tmp_path):
     with pytest.raises(ValueError, match="^figures_dir: expected a folder"):
         nbs.reproduce(["ch5"], build_dir=tmp_path / "b", progress=False, parameters={"figures_dir": 5})
     assert not captured
+
+
+def test_figures_dir_given_twice_and_differently_is_one_error(captured, capsys, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    r = run_cli(capsys, "reproduce", "--chapter", "ch3", "--no-progress", "--figures-dir", "A", "-p", "figures_dir", "B")
+    one_error_line(r, "figures_dir: given twice, as 'A' and as the parameter 'B'")
+    assert not captured  # nothing ran
+    nbs.reproduce(["ch3"], figures_dir="A", parameters={"figures_dir": "./A"}, build_dir=tmp_path / "b", progress=False)
+    assert captured[-1].parameters["figures_dir"] == str(tmp_path / "A")  # the same folder twice is one folder

@@ -115,9 +115,13 @@ def _figures_folder(quick: bool, figures_dir, parameters: dict):
 
     parameters = dict(parameters)
     if "figures_dir" in parameters:
-        figures_dir = parameters.pop("figures_dir")
-        if not isinstance(figures_dir, (str, os.PathLike)):
-            raise ValueError(f"figures_dir: expected a folder (a string), got {figures_dir!r}")
+        given = parameters.pop("figures_dir")
+        if not isinstance(given, (str, os.PathLike)):
+            raise ValueError(f"figures_dir: expected a folder (a string), got {given!r}")
+        if str(figures_dir or "").strip() and _folder("figures_dir", figures_dir) != _folder("figures_dir", given):
+            raise ValueError(f"figures_dir: given twice, as {str(figures_dir)!r} and as the parameter {str(given)!r}; "
+                             "give one (--figures-dir or -p figures_dir)")
+        figures_dir = given
     if not str(figures_dir or "").strip():
         return default_figures_dir(quick), parameters
     folder = _folder("figures_dir", figures_dir)
