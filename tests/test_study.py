@@ -38,6 +38,8 @@ ROLES = dict(target="time", numeric=["kernel"], categorical=["act"], extrinsic=[
     (dict(numeric=[0]), r"^numeric: column name 0 is int, not a string"),
     (dict(fixed={"": 1}), r"^fixed: expected a mapping of names to values"),
     (dict(level=1.0), r"^level: expected a coverage strictly between 0 and 1"),
+    (dict(network="lenet5"), r"^network: form='thesis' does not use it \(read by hybrid, symbolic and form='auto'\)"),
+    (dict(form="loglinear", fixed={"stride": 2}), r"^fixed: form='loglinear' does not use it"),
     (dict(level=0.0), r"^level: expected a coverage strictly between 0 and 1"),
     (dict(baselines=["rf", "xgb"]), r"^baselines: expected distinct kinds of 'rf', 'svr', 'gb', got \['rf', 'xgb'\]"),
     (dict(baselines=["rf", "rf"]), r"^baselines: expected distinct kinds"),

@@ -318,6 +318,7 @@ def _check_form(spec: FitSpec) -> None:
                                       or spec.scale != "data"):
         raise ValueError(f"{'/'.join(name(p) for p in ('penalty', 'lam', 'method', 'coding', 'scale'))} belong to "
                          f"{given('form', DEFAULT_FORM)}, not {form}")
+    _check_unused(spec)
     if spec.form == AUTO and spec.intervals == "split":
         raise ValueError(f"{given('intervals', 'split')}: the form search calibrates from its own folds; use "
                          "studentized or cv+")
@@ -340,6 +341,23 @@ def _check_form(spec: FitSpec) -> None:
                          f"only with {name('calibrate')}")
     if not spec.reference and spec.form != AUTO:
         raise ValueError(f"{name('reference')} belongs to {given('form', AUTO)} (the form search), not {form}")
+
+
+def _check_unused(spec: FitSpec) -> None:
+    """``network`` and ``fixed`` given to a form that does not read them (its constructor has no such parameter;
+    ``"auto"`` hands them to the forms that do) are an error naming the form."""
+    if spec.form == AUTO:
+        return
+    import inspect
+
+    from ..model.forms.registry import get, table_forms
+
+    takes = inspect.signature(get(spec.form).cls.__init__).parameters
+    readers = [f for f in table_forms() if "network" in inspect.signature(get(f).cls.__init__).parameters]
+    for param, value in (("network", spec.network), ("fixed", spec.fixed)):
+        if value and param not in takes:
+            raise ValueError(f"{name(param)}: {given('form', spec.form)} does not use it (read by "
+                             f"{', '.join(readers)} and {given('form', AUTO)}); leave it out")
 
 
 def _check_step(spec: FitSpec) -> None:

@@ -78,7 +78,7 @@ def _snapped(v, top: float, where: str, col: str) -> float:
     from .result import StudyWarning
 
     below = v[v <= top]
-    if not len(below) or below.max() == top:
+    if not len(below) or below.max() == top or v.max() <= top:  # nothing to snap, or nothing held out
         return top
     snapped = float(below.max())
     warnings.warn(f"{where}: no row has {col} = {top:g}; the fit rows end at {col} = {snapped:g}, so MAX is "
