@@ -150,3 +150,13 @@ def test_a_max_between_measured_values_is_snapped_to_the_last_fitted_one_and_sai
                                           r"so MAX is 4"):
         result = run(FitSpec(**ROLES, form="loglinear", extrapolate="gpus:5", n_jobs=1), _table(240), progress=False)
     assert result.scale == ("gpus", 4.0) and "fitted on gpus <= 4" in result.summary()
+
+
+def test_a_sentence_says_when_mape_and_r2_rank_the_models_differently():
+    from perfkit.study.summary import _disagreement
+
+    table = pd.DataFrame({"MAPE": [36.0, 40.0], "R2": [0.26, 0.70]}, index=["generic model", "random forest"])
+    [line] = _disagreement(table)
+    assert line.startswith("MAPE and R² disagree: generic model has the lowest MAPE (36 %), random forest the "
+                           "highest R² (0.7)")
+    assert _disagreement(table.assign(R2=[0.8, 0.7])) == []

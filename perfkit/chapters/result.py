@@ -16,7 +16,7 @@ from numbers import Integral, Real
 from pathlib import Path
 from typing import Any, Callable
 
-__all__ = ["ChapterResult", "findings", "ParameterError", "ParamsBase", "Check", "make_params", "at_least", "one_of",
+__all__ = ["ChapterResult", "findings", "ParameterError", "ParamsBase", "Check", "make_params", "at_least", "seed", "one_of",
            "number_at_least", "grid", "existing_file", "existing_files", "output_folder", "show_path", "path_kind",
            "checked_params"]
 
@@ -75,6 +75,11 @@ def at_least(low: int, also: tuple = (), why: str = "") -> Check:
     extra = "".join(f" or {a}" for a in also)
     return Check(f"an integer >= {low}{extra}{f' ({why})' if why else ''}",
                  lambda v: _is_int(v) and (v >= low or v in also))
+
+
+def seed() -> Check:
+    """A random seed: an integer >= 0 and below 2**32 (what numpy's and scikit-learn's generators accept)."""
+    return Check("an integer >= 0 and below 2**32 (a random seed)", lambda v: _is_int(v) and 0 <= v < 2 ** 32)
 
 
 def number_at_least(low: float, strict: bool = False) -> Check:

@@ -62,7 +62,20 @@ def _held_out(result) -> list:
     if {"MAPE_lo", "MAPE_hi"} <= set(table.columns):
         lines.append(f"MAPE 95 % intervals (bootstrap of the {_scored(result)} held-out rows): "
                      + ", ".join(f"{name} [{r.MAPE_lo:.3g}, {r.MAPE_hi:.3g}]" for name, r in table.iterrows()))
-    return lines
+    return lines + _disagreement(table)
+
+
+def _disagreement(table) -> list:
+    """One sentence when MAPE and R² rank the models differently (they weigh errors differently)."""
+    mape, r2 = table["MAPE"].astype(float), table["R2"].astype(float)
+    if len(table) < 2 or mape.isna().any() or r2.isna().any():
+        return []
+    by_mape, by_r2 = mape.idxmin(), r2.idxmax()
+    if by_mape == by_r2:
+        return []
+    return [f"MAPE and R² disagree: {by_mape} has the lowest MAPE ({mape[by_mape]:.3g} %), {by_r2} the highest R² "
+            f"({r2[by_r2]:.3g}); MAPE weighs every row's relative error alike, R² the squared errors in seconds, so "
+            "the long runs decide it"]
 
 
 def _coverage(result) -> list:

@@ -9,7 +9,7 @@ import pandas as pd
 from ...model.forms.generic import ENGINE_METHODS, GenericPerformanceModel
 from ...schema import ROLES, resolve
 from ..result import (Check, ParameterError, ParamsBase, at_least, existing_file, existing_files, grid, make_params,
-                      number_at_least, one_of, output_folder, show_path)
+                      number_at_least, one_of, output_folder, seed, show_path)
 
 __all__ = ["Params", "check_params", "check_steps_file", "make_model", "TARGETS", "TARGET", "ENGINES", "FIT_CHECKS",
            "FRAMEWORK_DATASETS", "MACHINE_DATASETS", "SWEEP_COEFFICIENT_KINDS", "MIN_FRAMEWORK_ROWS"]
@@ -26,7 +26,7 @@ FIT_CHECKS = {
     "target": TARGET,
     "n_fit": at_least(2),
     "n_test": at_least(2, why="R² of the held-out rows needs two"),
-    "split_seed": at_least(0),
+    "split_seed": seed(),
     "seeds": at_least(1),
     "engine": one_of(*ENGINES),
     "n_jobs": at_least(1, also=(-1,), why="-1: every core"),

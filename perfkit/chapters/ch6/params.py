@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from ...schema import resolve
 from ..ch4 import TARGET, check_steps_file
 from ..result import (ParameterError, ParamsBase, at_least, existing_file, grid, make_params, one_of,
-                      optional_file, output_folder, show_path)
+                      optional_file, output_folder, seed, show_path)
 
 __all__ = ["Params", "check_params", "roles_key", "FRAMEWORKS", "DATASETS", "DATASET_NAMES", "MEASURED",
            "EXTERNAL_TEST", "QUICK_ROWS", "QUICK_CV", "QUICK_FORMS", "QUICK_RATE_B", "QUICK_DATASETS", "FORMS",
@@ -107,7 +107,7 @@ class Params(ParamsBase):
         "ch5_dataset": existing_file("a `perfkit collect ch5` output"),
         **{f"{ds}_dataset": existing_file(f"a `perfkit collect ch4` output of {fw}") for ds, fw in FRAMEWORKS.items()},
         "target": TARGET,
-        "split_seed": at_least(0),
+        "split_seed": seed(),
         "forms": grid(one_of(*FORMS), "form names (" + ", ".join(FORMS) + ")", distinct=True),
         "cv": at_least(2),
         "whatif_workers": grid(at_least(1), "worker counts (integers >= 1)", distinct=True),

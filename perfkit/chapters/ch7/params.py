@@ -61,4 +61,23 @@ def check_params(**params) -> Params:
     if not p.fit_max_gpus < p.test_min_gpus <= p.test_max_gpus:
         raise ParameterError(f"test_min_gpus: got {p.test_min_gpus} (fit_max_gpus {p.fit_max_gpus}, test_max_gpus "
                              f"{p.test_max_gpus}); expected fit_max_gpus < test_min_gpus <= test_max_gpus")
+    _check_against_traces(p)
     return p
+
+
+def _check_against_traces(p: Params) -> None:
+    """The GPU counts against Pollux's traces, before any work: some rows at or above ``test_min_gpus`` to
+    predict, and fit rows up to ``fit_max_gpus`` that leave an inner split (skipped without the traces)."""
+    from ...data.external import EXTERNAL_DATASETS
+    from ...model.uncertainty.extrapolation import factor_inner_splits
+    from ..result import ParameterError
+
+    if "pollux" not in EXTERNAL_DATASETS:
+        return
+    gpus = EXTERNAL_DATASETS["pollux"].load()["n_gpus"].astype(float)
+    if not (gpus >= p.test_min_gpus).any():
+        raise ParameterError(f"test_min_gpus: got {p.test_min_gpus}; Pollux's traces reach {gpus.max():g} GPUs, so "
+                             f"no row would be predicted; expected at most {gpus.max():g}")
+    if not factor_inner_splits(gpus[gpus <= p.fit_max_gpus], p.fit_max_gpus):
+        raise ParameterError(f"fit_max_gpus: got {p.fit_max_gpus}; the traces' rows up to it leave no inner split "
+                             "(fit on at least two GPU counts, score one above them); expected a larger fit_max_gpus")
