@@ -5,6 +5,7 @@ Python twin in docs/fitting.md prints the report its command prints.
 The data files the examples name are made from our measured LeNet-5 runs (my_runs.csv: the first 240 usable
 rows; new_configs.csv: the next 10, without the time) and Pollux's cifar10 job (the docs' own code). Timings are
 masked; a golden line must appear, in order, in the new output (a line may be added, none lost or changed)."""
+import json
 import re
 import shlex
 import subprocess
@@ -102,6 +103,7 @@ def test_forms_auto_example_prints_the_golden_numbers(tmp_path):
     out = "".join(_cli(c, tmp_path) for c in commands)
     _assert_golden(out, "forms_auto.txt")
     _assert_same_predictions(tmp_path / "predictions.csv", "forms_predictions.csv")
+    assert json.loads((tmp_path / "model.json").read_text())["format"] == "perfkit.ConformalRegressor"
 
 
 def _twin(page: str, marker: str) -> str:
@@ -136,7 +138,7 @@ def _report(stdout: str) -> str:
 def test_fitting_python_twin_prints_what_the_command_prints(tmp_path):
     """docs/fitting.md's first fit, as Python and as the command, on the same file: the same report."""
     [cli] = _commands(next(b for b in _blocks("docs/fitting.md", "bash") if "perfkit fit my_runs.csv" in b))
-    _runs(tmp_path, rename={"workers": "gpus"})
+    _runs(tmp_path)
     stdout = _cli(cli, tmp_path)
     ns = _run_python(_twin("docs/fitting.md", "FitSpec(target=\"epoch_time\""), tmp_path)
     assert _normalised(ns["result"].summary()) == _normalised(_report(stdout))

@@ -229,13 +229,6 @@ def test_whatif_in_python_speedup_efficiency_and_extrapolation():
         whatif(m.estimator_, base, "gpus", [1, 2])
 
 
-def test_cli_fit_auto_prints_the_candidates(capsys, csvs):
-    out = _fit(capsys, csvs, "--form", "auto", "--cv", "3")
-    assert out.returncode == 0, out.stderr
-    assert "form search" in out.stdout and "<- chosen" in out.stdout and "thesis" in out.stdout
-    assert json.loads((csvs / "m.json").read_text())["format"] == "perfkit.ConformalRegressor"
-
-
 @pytest.mark.parametrize("args, match", [
     (["--form", "hybrid"], r"--form hybrid needs --network"),
     (["--form", "auto", "--network", "vgg"], r"--network: expected one of"),
