@@ -7,7 +7,7 @@ import warnings
 import numpy as np
 import pandas as pd
 
-from ..evidence import METRICS, paired_bootstrap
+from ..evidence import METRICS, paired_bootstrap, percentile_interval
 from ..model.selection.baselines import LABELS, compare_models, make_baseline
 from .spec import FitSpec
 
@@ -36,22 +36,15 @@ def baselines(spec: FitSpec, kinds=("rf", "gb"), roles: dict | None = None) -> d
             for k in kinds}
 
 
-def held_out_table(models: dict, split, prefitted=()) -> pd.DataFrame:
-    """:func:`~perfkit.model.selection.baselines.compare_models` of ``models`` on ``split`` (``prefitted``: the
-    names already fitted on its fit rows), with a 95 % interval of each MAPE (``MAPE_lo``, ``MAPE_hi``: the same
-    bootstrap resamples of the held-out rows for every model, so differences are paired)."""
-    table = compare_models(models, split.X_fit, split.y_fit, split.X_test, split.y_test, prefitted=prefitted)
-    return table
-
-
-def with_intervals(table: pd.DataFrame, predictions: dict, y_test) -> pd.DataFrame:
-    """``table`` with ``MAPE_lo`` and ``MAPE_hi``: the 95 % percentile interval of each model's held-out MAPE over
-    the bootstrap resamples of :func:`perfkit.evidence.paired_bootstrap`."""
-    boot = paired_bootstrap(np.asarray(y_test, dtype=float), predictions, METRICS["MAPE"])
-    out = table.copy()
-    out["MAPE_lo"] = [float(np.percentile(boot[n][1], 2.5)) for n in out.index]
-    out["MAPE_hi"] = [float(np.percentile(boot[n][1], 97.5)) for n in out.index]
-    return out
+def held_out_table(models: dict, split, predictions: dict) -> pd.DataFrame:
+    """:func:`~perfkit.model.selection.baselines.compare_models` of the ``models`` (each already fitted on the fit
+    rows of ``split``) on its held-out rows, with ``MAPE_lo`` and ``MAPE_hi``: the 95 % percentile interval of each
+    model's MAPE over :func:`perfkit.evidence.paired_bootstrap` resamples of the held-out rows (the same resamples
+    for every model, so differences are paired); ``predictions`` are the models' predictions of those rows."""
+    table = compare_models(models, split.X_fit, split.y_fit, split.X_test, split.y_test, prefitted=set(models))
+    boot = paired_bootstrap(np.asarray(split.y_test, dtype=float), predictions, METRICS["MAPE"])
+    bounds = [percentile_interval(boot[name][1]) for name in table.index]
+    return table.assign(MAPE_lo=[lo for lo, _ in bounds], MAPE_hi=[hi for _, hi in bounds])
 
 
 def _factor_labels(values, top):

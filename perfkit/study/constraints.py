@@ -162,7 +162,7 @@ class Table(Constraint):
 def _shown(value) -> str:
     if isinstance(value, float):
         return f"{value:g}"
-    return repr(value) if not isinstance(value, (int, bool)) or isinstance(value, bool) else str(value)
+    return repr(value)
 
 
 def check_constraints(obj, constraints: dict) -> None:

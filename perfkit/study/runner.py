@@ -13,7 +13,8 @@ import pandas as pd
 from sklearn.base import clone
 
 from ..model.roles import IgnoredColumnWarning
-from .compare import baselines, factor_table, held_out_table, inner_comparison, with_intervals
+from ..progress import duration
+from .compare import baselines, factor_table, held_out_table, inner_comparison
 from .data import prepare
 from .result import StudyError, StudyResult, StudyWarning
 from .spec import AUTO, DEFAULT_FORM, PHASE_FORM, FitSpec
@@ -25,12 +26,6 @@ __all__ = ["run", "phases_note"]
 def _say(progress: bool, text: str) -> None:
     if progress:
         print(text, file=sys.stderr, flush=True)
-
-
-def _duration(seconds: float) -> str:
-    from ..progress import duration
-
-    return duration(seconds)
 
 
 def phases_note(spec: FitSpec) -> str:
@@ -94,7 +89,7 @@ def _fit_seeds(spec: FitSpec, model, sp: Split, progress: bool):
 
         rest = spec.seeds - 1
         workers = max(1, min(rest, effective_n_jobs(spec.n_jobs)))
-        _say(progress, f"seed 1/{spec.seeds} took {_duration(took)}; about {_duration(took * math.ceil(rest / workers))}"
+        _say(progress, f"seed 1/{spec.seeds} took {duration(took)}; about {duration(took * math.ceil(rest / workers))}"
                        f" left ({rest} more, {workers} at a time)")
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", ConstantColumnWarning)  # already issued for seed 1
@@ -271,6 +266,7 @@ def _fill(result: StudyResult, model, sp: Split, kinds, inner_estimator) -> Stud
     others = {name: m.fit(sp.X_fit, np.asarray(sp.y_fit, dtype=float))
               for name, m in baselines(spec, kinds).items()}
     scored = {result.label: model if result.fit is None else result.fit.best, **others}
+    iv = None
     if callable(getattr(result.model, "predict_interval", None)):
         with warnings.catch_warnings():
             if sp.scale:  # every held-out row lies beyond the fit rows by design: no warning for each
@@ -280,9 +276,8 @@ def _fill(result: StudyResult, model, sp: Split, kinds, inner_estimator) -> Stud
         result.coverage_rows = int(len(y_te))
     part = Split(sp.X_fit, X_te, sp.y_fit, y_te, sp.scale)
     preds = {name: np.asarray(m.predict(X_te), dtype=float) for name, m in scored.items()}
-    table = held_out_table(scored, part, prefitted=set(scored))
-    result.held_out = with_intervals(table, preds, y_te)
-    result.predictions = _predictions(sp, X_te, y_te, preds, iv if result.coverage is not None else None)
+    result.held_out = held_out_table(scored, part, preds)
+    result.predictions = _predictions(sp, X_te, y_te, preds, iv)
     if sp.scale:
         result.fit_points = pd.DataFrame({sp.scale[0]: np.asarray(sp.X_fit[sp.scale[0]], dtype=float),
                                           "measured": np.asarray(sp.y_fit, dtype=float)})

@@ -70,7 +70,8 @@ def _max_inflation() -> float:
 
 
 def _columns(value) -> tuple:
-    """A column argument (None, ``"a,b"``, a list of strings) as a tuple of names."""
+    """A list argument (None, ``"a,b"``, a list or tuple) as a tuple; any other value unchanged (refused by the
+    caller)."""
     if value is None:
         return ()
     if isinstance(value, str):
@@ -274,7 +275,7 @@ class FitSpec:
 def _role_columns(role: str, value) -> tuple:
     from ..model.validation import column_list
 
-    return tuple(column_list(name(role), _columns(value)))
+    return tuple(column_list(name(role), value))
 
 
 def _baseline_kinds(value) -> tuple:

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import pandas as pd
 
+from ..progress import duration
 from .compare import ERROR_COLUMNS
 
 __all__ = ["render"]
@@ -19,7 +20,7 @@ def render(result, header: bool = True) -> str:
     if result.objective is not None:
         lines += _thesis_fit(result)
     else:
-        lines += [result.model_summary, "", f"fit and calibration took {_duration(result.fit_seconds)}"]
+        lines += [result.model_summary, "", f"fit and calibration took {duration(result.fit_seconds)}"]
         if result.unscored_rows:
             lines.append(f"{result.unscored_rows} of {result.n_test} held-out rows have a combination of levels the "
                          f"chosen model has no rate for; every model is scored on the other "
@@ -31,12 +32,6 @@ def render(result, header: bool = True) -> str:
         lines += _coverage(result)
     lines += _inner(result) + _factors(result)
     return "\n".join(lines)
-
-
-def _duration(seconds: float) -> str:
-    from ..progress import duration
-
-    return duration(seconds)
 
 
 def _thesis_fit(result) -> list:

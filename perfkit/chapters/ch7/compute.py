@@ -32,8 +32,7 @@ from ...data.external import EXTERNAL_DATASETS
 from ...data.measured import load_steps, provenance_path
 from ...model.selection.baselines import LABELS, make_baseline
 from ...model.uncertainty.extrapolation import (calibrate_transfer, error_table, extrapolation_interval,
-                                                extrapolation_predictions, factor_inner_splits, scale_split,
-                                                select_median_of_top)
+                                                extrapolation_predictions, scale_split, select_median_of_top)
 from ...model.forms.loglinear import LogLinearModel
 from ...model.forms.generic import GenericPerformanceModel
 from ...model.selection.search import make_form
@@ -41,9 +40,8 @@ from ...model.uncertainty.scale_intervals import ScaleIntervalModel, inner_split
 from ...model.forms.stepmodels import MedianOfModels, PhaseAwareStepModel, PolluxStepModel
 from ...model.uncertainty.whatif import whatif
 from ...schema import ROLES, resolve
-from ..result import ParameterError
 from ..store import Results
-from .params import Params
+from .params import Params, inner_gpu_splits
 
 __all__ = ["Ch7Results", "ScaleStudy", "compute", "inputs", "candidates", "pollux_baselines", "tuned_trees",
            "select_step_model", "SELECTED", "CONFIG"]
@@ -297,20 +295,6 @@ def _study(name, models, frame, column, fit_max, target, groups, test_min, test_
                       test_max=float(test_max), target=target, groups=groups, models=list(models),
                       predictions=preds.reset_index(drop=True),
                       errors=pd.concat(errors, ignore_index=True), n_fit=n_fit)
-
-
-def inner_gpu_splits(gpus, p: Params) -> list:
-    """The inner extrapolation splits of the fit rows (fit on <= a GPUs, score b..c) that select the phase-aware
-    form and calibrate its intervals: the factor rule of
-    :func:`~perfkit.model.uncertainty.extrapolation.factor_inner_splits` on the measured GPU counts up to
-    ``fit_max_gpus`` (on Pollux's counts and 16: (4, 8, 16), (6, 10, 16), (8, 12, 16); the first has the outer
-    protocol's 2-4x factors); quick mode keeps the first."""
-    splits = [tuple(int(x) if float(x).is_integer() else float(x) for x in s)
-              for s in factor_inner_splits(gpus, p.fit_max_gpus)]
-    if not splits:
-        raise ParameterError(f"fit_max_gpus: {p.fit_max_gpus} leaves no inner split of the fit rows (fit on at least "
-                             "two GPU counts, score one above them); give a larger fit_max_gpus")
-    return splits[:1] if p.quick else splits
 
 
 def _pollux(p: Params):

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from ..ch4 import FIT_CHECKS
 from ..result import ParamsBase, at_least, existing_file, make_params, number_at_least, optional_file
 
-__all__ = ["Params", "check_params"]
+__all__ = ["Params", "check_params", "inner_gpu_splits"]
 
 
 
@@ -69,7 +69,6 @@ def _check_against_traces(p: Params) -> None:
     """The GPU counts against Pollux's traces, before any work: some rows at or above ``test_min_gpus`` to
     predict, and fit rows up to ``fit_max_gpus`` that leave an inner split (skipped without the traces)."""
     from ...data.external import EXTERNAL_DATASETS
-    from ...model.uncertainty.extrapolation import factor_inner_splits
     from ..result import ParameterError
 
     if "pollux" not in EXTERNAL_DATASETS:
@@ -78,6 +77,19 @@ def _check_against_traces(p: Params) -> None:
     if not (gpus >= p.test_min_gpus).any():
         raise ParameterError(f"test_min_gpus: got {p.test_min_gpus}; Pollux's traces reach {gpus.max():g} GPUs, so "
                              f"no row would be predicted; expected at most {gpus.max():g}")
-    if not factor_inner_splits(gpus[gpus <= p.fit_max_gpus], p.fit_max_gpus):
+    if not inner_gpu_splits(gpus[gpus <= p.fit_max_gpus], p):
         raise ParameterError(f"fit_max_gpus: got {p.fit_max_gpus}; the traces' rows up to it leave no inner split "
                              "(fit on at least two GPU counts, score one above them); expected a larger fit_max_gpus")
+
+
+def inner_gpu_splits(gpus, p: Params) -> list:
+    """The inner extrapolation splits of the fit rows (fit on <= a GPUs, score b..c) that select the phase-aware
+    form and calibrate its intervals: the factor rule of
+    :func:`~perfkit.model.uncertainty.extrapolation.factor_inner_splits` on the measured GPU counts up to
+    ``fit_max_gpus`` (on Pollux's counts and 16: (4, 8, 16), (6, 10, 16), (8, 12, 16); the first has the outer
+    protocol's 2-4x factors); quick mode keeps the first. Empty when none is (:func:`check_params` refuses that)."""
+    from ...model.uncertainty.extrapolation import factor_inner_splits
+
+    splits = [tuple(int(x) if float(x).is_integer() else float(x) for x in s)
+              for s in factor_inner_splits(gpus, p.fit_max_gpus)]
+    return splits[:1] if p.quick else splits
