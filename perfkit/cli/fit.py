@@ -126,20 +126,19 @@ def _spec_fields():
 
 
 def spec_from_args(args):
-    """The :class:`~perfkit.study.spec.FitSpec` of the parsed flags (checked when built; messages name flags)."""
-    from ..model.validation import column_list
+    """The :class:`~perfkit.study.spec.FitSpec` of the parsed flags (checked, column lists parsed, when built;
+    inside :func:`~perfkit.study.constraints.flag_names` its messages name the flags)."""
     from ..study.spec import FitSpec
     from .common import pairs
 
-    return FitSpec(target=args.target, numeric=column_list("--numeric", args.numeric),
-                   categorical=column_list("--categorical", args.categorical),
-                   extrinsic=column_list("--extrinsic", args.extrinsic), form=args.form,
+    return FitSpec(target=args.target, numeric=args.numeric, categorical=args.categorical, extrinsic=args.extrinsic,
+                   form=args.form,
                    penalty=None if args.penalty == "none" else args.penalty, lam=args.lam, method=args.method,
                    coding=args.coding, scale=args.scale, seeds=args.seeds, test_size=args.test_size,
                    extrapolate=args.extrapolate, cv=args.cv, intervals=args.intervals, calibrate=args.calibrate,
                    select=args.select, reference=not args.no_reference, network=args.network,
                    fixed=pairs(args.fixed, "--fixed"), gpus=args.gpus, nodes=args.nodes, batch=args.batch,
-                   phases=column_list("--phases", args.phases), inflation=args.inflation, n_jobs=args.jobs)
+                   phases=args.phases, inflation=args.inflation, n_jobs=args.jobs)
 
 
 def run(args, argv=None) -> None:
