@@ -4,6 +4,7 @@ Every count is taken on the real model at batch 1 in ``eval()`` mode under ``tor
 FLOPs from :class:`torch.utils.flop_counter.FlopCounterMode`, activations from forward hooks on
 the leaf modules (Σ ``output.numel()`` over every call), parameters from ``n_parameters``.
 """
+import re
 import subprocess
 import sys
 import time
@@ -317,3 +318,12 @@ def test_add_costs_is_fast(ch4, ch5):
 def test_no_torch_import():
     code = "import sys, perfkit.model.forms.costs; assert 'torch' not in sys.modules"
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+@pytest.mark.parametrize("value", [1e12, 1e300])
+def test_a_configuration_whose_costs_overflow_names_the_row(ch4, value):
+    df = ch4.head(4).astype({"num_filters": float})
+    df.loc[df.index[2], "num_filters"] = value
+    with pytest.raises(ValueError, match=rf"lenet5: row {df.index[2]!r}: the configuration \(.*num_filters={re.escape(repr(value))}.*\) "
+                                         r"gives a cost beyond 2\*\*63"):
+        add_costs(df, "lenet5")

@@ -167,6 +167,8 @@ def test_lambda_screen_tiny(tmp_path):
     (dict(bs_rows=["GPU A,1,300,1000,64,8", "2x GPU A,2,600,2000,127,16"]), r"'m1'.*127 is not divisible by num_gpu 2"),
     (dict(tp_rows=["GPU A,1,300,1000,100,0", "2x GPU A,4,600,2000,180,1"],
           bs_rows=["GPU A,1,300,1000,64,8", "2x GPU A,4,600,2000,128,16"]), r"name says 2 GPU\(s\) but column 'num_gpu' says 4"),
+    (dict(tp_rows=["GPU A,1,300,1000,100,0", "0x GPU A,1,600,2000,180,1"],  # "0x" is no GPU, not one
+          bs_rows=["GPU A,1,300,1000,64,8", "0x GPU A,1,600,2000,128,16"]), r"name says 0 GPU\(s\) but column 'num_gpu' says 1"),
     (dict(bs_rows=["GPU A,1,300,1000,,8", "2x GPU A,2,600,2000,128,16"]), r"bs-fp16\.csv: column 'm1', row 1.*batch size"),
 ])
 def test_lambda_bad_files(tmp_path, kwargs, pattern):

@@ -175,6 +175,32 @@ def test_a_corrupt_or_foreign_cache_file_is_ignored_and_replaced(data, cache, en
     assert fitcache.load("0" * 64) is None
 
 
+def test_an_edited_coefficient_is_not_used_and_the_entry_is_replaced(data, cache, engine_calls, capsys):
+    X, y = data
+    first = _fit_one(_model(), X, y)
+    k = fitcache.key(_model(), X, y)
+    path = cache / f"{k}.json"
+    doc = json.loads(path.read_text())
+    doc["model"]["fitted"]["coef"] = [3 * c for c in doc["model"]["fitted"]["coef"]]
+    path.write_text(json.dumps(doc))
+    again = _fit_one(_model(), X, y)  # refitted, not the tampered coefficients
+    assert len(engine_calls) == 2
+    np.testing.assert_array_equal(again.coef_, first.coef_)
+    out = capsys.readouterr().out
+    assert out.count("fit cache:") == 1 and "does not match its digest" in out
+    assert fitcache.load(k) is not None  # replaced by a valid entry
+    np.testing.assert_array_equal(fitcache.load(k).coef_, first.coef_)
+
+
+def test_a_relative_cache_folder_is_taken_from_the_working_folder(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv(fitcache.ENV_VAR, "relfits")
+    assert fitcache.cache_dir() == tmp_path / "relfits"
+    with notebooks._caches(tmp_path / "build"):  # the kernels run elsewhere: they get the absolute path
+        assert os.environ[fitcache.ENV_VAR] == str(tmp_path / "relfits")
+    assert os.environ[fitcache.ENV_VAR] == "relfits"
+
+
 def test_a_truncated_file_is_not_read(data, cache):
     X, y = data
     model = _fit_one(_model(), X, y)

@@ -148,6 +148,27 @@ def test_search_forms_bad_input_names_the_parameter():
         search_forms(X.head(8), y[:8], **ROLES, forms=["loglinear"])
 
 
+@pytest.mark.parametrize("options, match", [
+    ({"loglinear": {"bogus": 1}}, r"options\['loglinear'\]: 'bogus' is not a setting of the loglinear form"),
+    ({"thesis": {"maxiterr": 5}}, r"options\['thesis'\]: 'maxiterr' is not a setting of the thesis form"),
+    ({"cubic": {}}, r"options: 'cubic' is not a table form"),
+    ({"loglinear": 3}, r"options\['loglinear'\]: expected a dict of settings"),
+    ([("thesis", {})], r"options: expected a dict"),
+])
+def test_unknown_options_are_refused_naming_the_form_and_setting(options, match):
+    with pytest.raises(ValueError, match=match):
+        form_candidates("auto", **ROLES, options=options)
+
+
+def test_options_reach_every_candidate_of_their_form():
+    cands = form_candidates(["loglinear", "thesis"], **ROLES,
+                            options={"loglinear": {"select": "ridge"}, "thesis": {"maxiter": 7}})
+    assert {c.form for c in cands} == {"loglinear", "thesis"}
+    for c in cands:
+        key, value = ("select", "ridge") if c.form == "loglinear" else ("maxiter", 7)
+        assert c.estimator.get_params()[key] == value
+
+
 def test_rows_with_unseen_levels_are_not_scored_and_intervals_still_fit():
     X, y = _data(n=120)
     X.loc[0, "act"] = "gelu"  # one row with a level no other row has

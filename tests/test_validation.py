@@ -141,3 +141,22 @@ def test_levels_that_do_not_read_back_are_refused(levels):
 
     with pytest.raises(ValueError, match="^categorical column 'c': level .* cannot be saved"):
         check_levels(pd.DataFrame({"c": levels}), ["c"])
+
+
+@pytest.mark.parametrize("level", [True, np.True_, False])
+def test_true_is_not_the_level_1_in_predict(level):
+    """A model fitted on levels 0/1 refuses True/False in predict instead of reading them as 1/0."""
+    X = pd.DataFrame({"c": [0, 1] * 6, "b": [1.0, 2.0, 4.0] * 4})
+    model = LogLinearModel(categorical="c", extrinsic="b").fit(X, X["b"] * (1 + X["c"]))
+    Z = X.head(2).astype({"c": object})
+    Z.loc[Z.index[0], "c"] = level
+    with pytest.raises(ValueError, match=r"^categorical column 'c': level (True|False) \(bool_?\) is not one of the "
+                                         r"fitted levels \['0', '1'\] \(True/False are not read as 1/0\)"):
+        model.predict(Z)
+
+
+def test_multiindex_columns_are_refused_with_the_way_to_flatten_them():
+    X = pd.DataFrame({("x", "a"): [1.0, 2.0, 4.0], ("x", "b"): [1.0, 2.0, 3.0]})
+    with pytest.raises(ValueError, match=r"^X: its columns have 2 levels \(a MultiIndex, e\.g\. \('x', 'a'\)\); "
+                                         r"perfkit reads one name per column: flatten them first"):
+        validate_frame(X, numeric=["a"])

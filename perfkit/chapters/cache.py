@@ -10,11 +10,14 @@ afterwards. The key (:func:`results_key`) is the SHA-256 of
 * the numeric environment: ``OPENBLAS_CORETYPE``, ``PERFKIT_NUMBA``, the versions of Python, numpy,
   scipy, pandas, scikit-learn and statsmodels, and the machine type.
 
-The folder is ``$PERFKIT_RESULTS_CACHE`` (empty or ``0``: the cache is off), else
-``<repository>/build/cache/results``; ``perfkit reproduce`` points it at ``<build dir>/cache/results``.
-An entry that cannot be read is recomputed and replaced; one that cannot be written is skipped with a
-message. Reading never changes a result: the stored results are equal, floats bit for bit, to the ones
-computed (:mod:`perfkit.chapters.store`).
+The folder is ``$PERFKIT_RESULTS_CACHE`` (empty or ``0``: the cache is off; a relative path is relative to
+the working folder of the process that reads it, and ``perfkit reproduce`` hands its kernels the absolute
+path), else ``<repository>/build/cache/results``; ``perfkit reproduce`` points it at
+``<build dir>/cache/results``. An entry is used only when the key stored in it is its folder's key and its
+content matches its SHA-256 digest, its classes are allowed result types and its nesting is shallow
+(:mod:`perfkit.chapters.store`); any other entry is recomputed and replaced, with one line saying why. One
+that cannot be written is skipped with a message. Reading never changes a result: the stored results are
+equal, floats bit for bit, to the ones computed.
 """
 from __future__ import annotations
 
@@ -29,7 +32,7 @@ from pathlib import Path
 from typing import Callable, Mapping
 
 from ..progress import report
-from .store import RESULTS_FILE, Results
+from .store import RESULTS_FILE, Results, StoreError
 
 __all__ = ["ENV_VAR", "NOT_IN_KEY", "cache_folder", "results_key", "code_fingerprint", "file_digest",
            "cached_compute", "CacheInfo"]
@@ -48,7 +51,7 @@ def cache_folder() -> Path | None:
         from ..schema import repo_root
 
         return repo_root() / "build" / "cache" / "results"
-    return None if value.strip() in ("", "0") else Path(value).expanduser()
+    return None if value.strip() in ("", "0") else Path(value).expanduser().absolute()
 
 
 @functools.lru_cache(maxsize=None)
@@ -144,15 +147,14 @@ def cached_compute(chapter: str, params, inputs, compute: Callable[[object], Res
     entry = folder / chapter / key
     if cache and (entry / RESULTS_FILE).is_file():
         try:
-            results = cls.from_dir(entry)
-            computed = Results.meta_of(entry).get("computed", "")
+            results, computed = _read_entry(entry, key, cls)
             _say(f"{chapter}: results read from the cache ({_shown(entry)}; computed {computed}); unchanged "
                  "parameters, data and code. cache=False (perfkit reproduce --no-cache) recomputes them")
             report("results read from the cache", 0, 0)  # the status line of perfkit reproduce says so too
             return results, CacheInfo(True, entry, computed)
-        except (OSError, ValueError, TypeError, KeyError, AttributeError) as exc:
-            _say(f"{chapter}: the cached results in {_shown(entry)} cannot be read ({type(exc).__name__}: {exc}); "
-                 "computing them again")
+        except Exception as exc:  # noqa: BLE001 - any entry that does not read back exactly is recomputed
+            _say(f"{chapter}: the cached results in {_shown(entry)} were not used ({type(exc).__name__}: {exc}); "
+                 "computing them again and replacing the entry")
     results = compute(params)
     computed = time.strftime("%Y-%m-%d %H:%M:%S")
     try:
@@ -161,6 +163,15 @@ def cached_compute(chapter: str, params, inputs, compute: Callable[[object], Res
         _say(f"{chapter}: results not cached ({exc})")
         entry = None
     return results, CacheInfo(False, entry, computed)
+
+
+def _read_entry(entry: Path, key: str, cls: type[Results]) -> tuple[Results, str]:
+    """``(results, when computed)`` of a cache entry whose stored key is its folder's ``key`` and whose content
+    matches its digest (:meth:`Results.from_dir` checks the digest, the classes and the nesting)."""
+    meta = Results.meta_of(entry)
+    if meta.get("key") != key or entry.name != key:
+        raise StoreError(f"the entry was stored under another key ({str(meta.get('key'))[:12]}…), not this one")
+    return cls.from_dir(entry), str(meta.get("computed", ""))
 
 
 def _shown(path: Path) -> str:

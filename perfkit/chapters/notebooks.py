@@ -155,7 +155,7 @@ def default_build_dir(quick: bool = False, figures_dir=None) -> Path:
 
 def run_notebook(
     notebook: str | Path,
-    build_dir: str | Path = "build",
+    build_dir: str | Path | None = None,
     parameters: dict | None = None,
     kernel_name: str | None = None,
     progress: bool = True,
@@ -167,9 +167,9 @@ def run_notebook(
     ----------
     notebook : path
         The notebook to run (its folder is the working directory).
-    build_dir : path, default "build"
-        Where the executed copy is written (relative paths are relative to the
-        repository root).
+    build_dir : path, optional
+        Where the executed copy is written (default ``<repository>/build``; a relative path is relative to
+        the working folder, like every path perfkit is given).
     parameters : dict, optional
         Values for the notebook's ``parameters`` cell.
     kernel_name : str, optional
@@ -199,7 +199,7 @@ def run_notebook(
     notebook = Path(notebook)
     if not notebook.is_file():
         raise FileNotFoundError(f"notebook not found: {notebook}")
-    out_dir = _folder("build_dir", build_dir, base=repo_root())
+    out_dir = _folder("build_dir", build_dir if build_dir is not None else repo_root() / "build")
     out_dir.mkdir(parents=True, exist_ok=True)
     output = out_dir / notebook.name
     timeout = _cell_timeout(cell_timeout)
@@ -251,17 +251,24 @@ def _caches(build_dir: Path):
     while the block runs, so that the notebook kernels (which inherit the environment) make each fit once per
     build folder (:mod:`perfkit.model.engine.fitcache`) and present a chapter's stored results when its parameters,
     data and code are unchanged (:mod:`perfkit.chapters.cache`). A value the user set is kept (empty or ``0``:
-    that cache is off); the environment is restored afterwards."""
+    that cache is off), a relative one made absolute against the working folder; the environment is restored
+    afterwards."""
     import os
 
-    set_here = [var for var in CACHES if var not in os.environ]
-    for var in set_here:
-        os.environ[var] = str(Path(build_dir) / "cache" / CACHES[var])
+    before = {var: os.environ.get(var) for var in CACHES}
+    for var, value in before.items():
+        if value is None:
+            os.environ[var] = str(Path(build_dir) / "cache" / CACHES[var])
+        elif value.strip() not in ("", "0"):  # the kernels run in notebooks/: a relative path means the user's folder
+            os.environ[var] = str(Path(value).expanduser().absolute())
     try:
         yield
     finally:
-        for var in set_here:
-            os.environ.pop(var, None)
+        for var, value in before.items():
+            if value is None:
+                os.environ.pop(var, None)
+            else:
+                os.environ[var] = value
 
 
 def reproduce(
@@ -315,8 +322,7 @@ def reproduce(
     paths = [notebook_path(c) for c in chapters]  # validate all names first
     figures_dir, parameters = _figures_folder(quick, figures_dir, parameters or {})
     figures_dir = str(figures_dir) if figures_dir else None
-    build_dir = _folder("build_dir", build_dir or default_build_dir(quick, figures_dir),
-                        base=repo_root())
+    build_dir = _folder("build_dir", build_dir or default_build_dir(quick, figures_dir))
     parameters = _path_parameters(chapters, parameters) if parameters else {}
     for chapter in chapters if parameters else ():
         known = notebook_parameters(chapter)

@@ -15,14 +15,19 @@ What a field may hold (:func:`encode`; anything else raises ``TypeError`` naming
   strings, ``None``/NaN or categories;
 * a fitted perfkit model (anything :func:`perfkit.model.persist.model_from_doc` reads: its ``to_json``
   document);
-* the results class itself, and another dataclass defined in ``perfkit`` (a nested :class:`Results`, :class:`~perfkit.evidence.
-  Evidence`, :class:`~perfkit.model.selection.fitting.RepeatedFit`, a chapter's ``Params``), rebuilt from its fields.
+* a dataclass of an allowed result type (:func:`storable_classes`): every :class:`Results` subclass, a class
+  marked :func:`storable` (the chapters' nested parts), :class:`~perfkit.evidence.Evidence` and
+  :class:`~perfkit.model.selection.fitting.RepeatedFit`, rebuilt from its fields.
 
-No pickle and no eval: a class is found by module and name, and only inside ``perfkit``.
+No pickle and no eval: a class is found by its path in that allow-list, never imported by a name read from a
+file. The file carries a SHA-256 digest of its meta and results; :meth:`Results.from_dir` refuses a file
+whose content does not match it (an edited number), one nested deeper than :data:`MAX_DEPTH`, and a class
+outside the allow-list, each with a :class:`StoreError` that says which.
 """
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import importlib
 import json
 import math
@@ -32,11 +37,14 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["Results", "encode", "decode", "FORMAT", "VERSION", "RESULTS_FILE"]
+__all__ = ["Results", "StoreError", "encode", "decode", "storable", "storable_classes", "content_digest", "FORMAT",
+           "VERSION", "RESULTS_FILE", "MAX_DEPTH"]
 
-#: ``format`` and ``version`` of ``results.json``
+#: ``format`` and ``version`` of ``results.json`` (version 2: the file carries its content digest)
 FORMAT = "perfkit.results"
-VERSION = 1
+VERSION = 2
+#: the deepest nesting of containers a results file may have (chapters' results nest a few levels)
+MAX_DEPTH = 64
 #: the file :meth:`Results.to_dir` writes
 RESULTS_FILE = "results.json"
 _TAG = "__perfkit__"
@@ -47,20 +55,39 @@ def _class_path(obj_or_cls) -> str:
     return f"{cls.__module__}:{cls.__qualname__}"
 
 
-#: classes a caller of :meth:`Results.from_dir` vouched for (its own results class), by path
-_KNOWN: dict = {}
+class StoreError(ValueError):
+    """A results file that cannot be trusted or read: another format, a digest that does not match its content, a
+    class outside the allow-list, nesting deeper than :data:`MAX_DEPTH`."""
 
 
-def _find_class(path: str):
-    if path in _KNOWN:
-        return _KNOWN[path]
-    module, _, name = path.partition(":")
-    if not (module == "perfkit" or module.startswith("perfkit.")):
-        raise ValueError(f"results: class {path!r} is not a perfkit class")
-    obj = importlib.import_module(module)
-    for part in name.split("."):
-        obj = getattr(obj, part)
-    return obj
+#: the allowed result types by path: :class:`Results` subclasses and :func:`storable` classes register here
+_STORABLE: dict = {}
+#: dataclasses of lower layers that chapters' results hold (imported from these fixed modules on first use)
+_LIBRARY_CLASSES = ("perfkit.evidence:Evidence", "perfkit.model.selection.fitting:RepeatedFit")
+
+
+def storable(cls):
+    """Class decorator: allow instances of the dataclass ``cls`` in stored results (returns ``cls``)."""
+    if not dataclasses.is_dataclass(cls):
+        raise TypeError(f"storable: {cls.__qualname__} is not a dataclass")
+    _STORABLE[_class_path(cls)] = cls
+    return cls
+
+
+def storable_classes() -> dict:
+    """Path (``module:QualName``) → class of every result type a results file may hold."""
+    for path in _LIBRARY_CLASSES:
+        if path not in _STORABLE:
+            module, _, name = path.partition(":")
+            _STORABLE[path] = getattr(importlib.import_module(module), name)
+    return dict(_STORABLE)
+
+
+def _find_class(path) -> type:
+    cls = storable_classes().get(path) if isinstance(path, str) else None
+    if cls is None:
+        raise StoreError(f"results: class {path!r} is not an allowed result type")
+    return cls
 
 
 def _float(x: float):
@@ -185,8 +212,10 @@ def encode(value, where: str = "results"):
         if all(type(k) is str and not k.startswith("__") for k in value):
             return {k: encode(v, f"{where}[{k!r}]") for k, v in value.items()}
         return {_TAG: "dict", "items": [[encode(k, where), encode(v, f"{where}[{k!r}]")] for k, v in value.items()]}
-    if isinstance(value, Results) or (dataclasses.is_dataclass(value) and not isinstance(value, type)
-                                      and type(value).__module__.startswith("perfkit")):
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        if storable_classes().get(_class_path(value)) is not type(value):
+            raise TypeError(f"{where}: a {_class_path(value)} is not an allowed result type (mark its class with "
+                            "perfkit.chapters.store.storable)")
         fields = {f.name: encode(getattr(value, f.name), f"{where}.{f.name}")
                   for f in dataclasses.fields(value) if f.init}
         return {_TAG: "dataclass", "class": _class_path(value), "fields": fields}
@@ -237,6 +266,17 @@ def _decode_model(d):
 _DECODERS.update(array=_decode_array, series=_decode_series, dataclass=_decode_dataclass, model=_decode_model)
 
 
+def _check_depth(tree, limit: int = MAX_DEPTH) -> None:
+    """``StoreError`` when containers in ``tree`` nest deeper than ``limit`` (checked without recursion)."""
+    stack = [(tree, 0)]
+    while stack:
+        node, depth = stack.pop()
+        if isinstance(node, (list, dict)):
+            if depth >= limit:
+                raise StoreError(f"results: nested deeper than {limit} levels")
+            stack.extend((v, depth + 1) for v in (node.values() if isinstance(node, dict) else node))
+
+
 def decode(tree):
     """The value :func:`encode` turned into ``tree``."""
     if isinstance(tree, list):
@@ -245,12 +285,26 @@ def decode(tree):
         tag = tree.get(_TAG)
         if tag is None:
             return {k: decode(v) for k, v in tree.items()}
+        if tag not in _DECODERS:
+            raise StoreError(f"results: unknown tag {tag!r}")
         return _DECODERS[tag](tree)
     return tree
 
 
+def content_digest(meta, results) -> str:
+    """SHA-256 of a results file's ``meta`` and ``results`` trees, as their canonical JSON text."""
+    text = json.dumps([meta, results], allow_nan=False, separators=(",", ":"), sort_keys=True)
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
 class Results:
-    """Base of a chapter's typed results (subclasses are dataclasses): written and read as one JSON file."""
+    """Base of a chapter's typed results (subclasses are dataclasses): written and read as one JSON file.
+
+    Every subclass is an allowed result type (:func:`storable_classes`)."""
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        _STORABLE[_class_path(cls)] = cls
 
     def to_dir(self, path, meta: dict | None = None) -> Path:
         """Write ``results.json`` into the folder ``path`` (created; replaced atomically); returns the file.
@@ -259,8 +313,9 @@ class Results:
         """
         path = Path(path)
         path.mkdir(parents=True, exist_ok=True)
-        doc = {"format": FORMAT, "version": VERSION, "class": _class_path(self), "meta": meta or {},
-               "results": encode(self, type(self).__name__)}
+        tree, meta = encode(self, type(self).__name__), json.loads(json.dumps(meta or {}, allow_nan=False))
+        doc = {"format": FORMAT, "version": VERSION, "class": _class_path(self), "meta": meta,
+               "digest": content_digest(meta, tree), "results": tree}
         text = json.dumps(doc, allow_nan=False, separators=(",", ":"))
         fd, tmp = tempfile.mkstemp(dir=path, prefix=".results-", suffix=".tmp")
         try:
@@ -275,21 +330,35 @@ class Results:
 
     @classmethod
     def from_dir(cls, path):
-        """The results :meth:`to_dir` wrote into ``path``; ``ValueError`` for a file of another format, version
-        or class, ``FileNotFoundError`` when there is none."""
+        """The results :meth:`to_dir` wrote into ``path``, checked: :class:`StoreError` for a file of another
+        format, version or class, a content digest that does not match, nesting deeper than :data:`MAX_DEPTH`
+        or a class outside the allow-list; ``FileNotFoundError`` when there is none."""
         file = Path(path) / RESULTS_FILE
-        doc = json.loads(file.read_text())
-        if not isinstance(doc, dict) or doc.get("format") != FORMAT or doc.get("version") != VERSION:
-            raise ValueError(f"{file}: not a {FORMAT} file of version {VERSION}")
+        doc = _read_checked(file)
         if doc.get("class") != _class_path(cls) and cls is not Results:
-            raise ValueError(f"{file}: holds {doc.get('class')}, not {_class_path(cls)}")
-        _KNOWN[_class_path(cls)] = cls
+            raise StoreError(f"{file}: holds {doc.get('class')}, not {_class_path(cls)}")
         out = decode(doc["results"])
         if not isinstance(out, cls):
-            raise ValueError(f"{file}: holds a {type(out).__name__}, not a {cls.__name__}")
+            raise StoreError(f"{file}: holds a {type(out).__name__}, not a {cls.__name__}")
         return out
 
     @staticmethod
     def meta_of(path) -> dict:
-        """The ``meta`` stored with the results in ``path``."""
-        return json.loads((Path(path) / RESULTS_FILE).read_text()).get("meta", {})
+        """The ``meta`` stored with the results in ``path`` (checked as by :meth:`from_dir`)."""
+        return _read_checked(Path(path) / RESULTS_FILE)["meta"]
+
+
+def _read_checked(file: Path) -> dict:
+    """The parsed document of a results file whose format, version, depth and digest check out."""
+    text = file.read_text()
+    try:
+        doc = json.loads(text)
+    except RecursionError:
+        raise StoreError(f"{file}: nested deeper than {MAX_DEPTH} levels") from None
+    if not isinstance(doc, dict) or doc.get("format") != FORMAT or doc.get("version") != VERSION:
+        raise StoreError(f"{file}: not a {FORMAT} file of version {VERSION}")
+    _check_depth(doc.get("results"))
+    _check_depth(doc.get("meta"))
+    if not isinstance(doc.get("meta"), dict) or doc.get("digest") != content_digest(doc["meta"], doc.get("results")):
+        raise StoreError(f"{file}: its content does not match its digest (edited or damaged)")
+    return doc

@@ -14,7 +14,7 @@ def add_arguments(parser) -> None:
                         help="chapter to run (repeatable; default: all)")
     parser.add_argument("--build-dir", default=None,
                         help="folder for executed notebooks (default: build/, build/quick/ with --quick, "
-                             "build/custom/ with --figures-dir)")
+                             "build/custom/ with --figures-dir); ~ and relative paths are taken from here")
     parser.add_argument("--figures-dir", default=None,
                         help="folder for figures/tables (default: figures/; build/quick/figures/ with --quick, which "
                              "never writes the committed figures/); ~ and relative paths are taken from here")

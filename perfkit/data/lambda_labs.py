@@ -56,7 +56,8 @@ def _read_lambda(path):
         raise ValueError(f"{path}: column 'name_gpu', row {i + 1}, line {i + 2}: {names.iloc[i]!r} appears twice")
     n = count_column(df, "num_gpu", path, "name_gpu")
     for i, name in enumerate(names):
-        counted = _lambda_gpu(name)[1] or 1
+        counted = _lambda_gpu(name)[1]
+        counted = 1 if counted is None else counted  # a name without a count is one GPU; "0x A100" is 0, not 1
         if counted != n[i]:
             raise ValueError(f"{path}: row {i + 1} ({name!r}), line {i + 2}: the name says {counted} GPU(s) "
                              f"but column 'num_gpu' says {n[i]}")

@@ -272,6 +272,10 @@ def validate_frame(
     ]
     if not roles:
         raise ValueError("no columns given: set numeric, categorical and/or extrinsic")
+    if isinstance(X.columns, pd.MultiIndex):
+        raise ValueError(f"X: its columns have {X.columns.nlevels} levels (a MultiIndex, e.g. "
+                         f"{plain_value(X.columns[0])!r}); perfkit reads one name per column: flatten them first, e.g. "
+                         "X.columns = ['_'.join(map(str, c)) for c in X.columns]")
     check_unique_roles(roles)
     dup = X.columns.duplicated()
     if dup.any():
@@ -292,9 +296,8 @@ def validate_frame(
                 pos = int(np.flatnonzero(na)[0])
                 raise ValueError(f"categorical column {col!r}: missing value {plain_value(s.iloc[pos])!r} in row "
                                  f"{_row_label(X, pos)!r}; " + MISSING_LEVEL_HINT.format(col=col))
-            if categories is None:
-                check_levels(X, [col])
-            else:
+            check_levels(X, [col], None if categories is None else categories[col])  # True is not the level 1
+            if categories is not None:
                 known = set(categories[col])
                 unseen = ~s.isin(known).to_numpy()
                 if unseen.any():
@@ -315,10 +318,11 @@ def validate_frame(
     return X
 
 
-def check_levels(X, categorical) -> None:
+def check_levels(X, categorical, known=None) -> None:
     """Every level of the ``categorical`` columns of ``X`` is one a saved model keeps as it is: a string or a
     finite number (True/False, inf, dates, tuples and other objects would not read back from the model's JSON).
-    Raises one ValueError naming the column, the level and its type."""
+    Raises one ValueError naming the column, the level and its type; with ``known`` (a fitted model's levels,
+    in predict) it says that the level is not one of them (True is never the level 1)."""
     import pandas as pd
 
     from .persist import is_finite
@@ -326,6 +330,9 @@ def check_levels(X, categorical) -> None:
     for col in categorical:
         for level in pd.unique(X[col].to_numpy(dtype=object)):
             value = level.item() if hasattr(level, "item") and not isinstance(level, str) else level
+            if (isinstance(value, bool) or not (isinstance(value, str) or is_finite(value))) and known is not None:
+                raise ValueError(f"categorical column {col!r}: level {value!r} ({type(level).__name__}) is not one "
+                                 f"of the fitted levels {sorted(map(str, known))} (True/False are not read as 1/0)")
             if isinstance(value, bool) or not (isinstance(value, str) or is_finite(value)):
                 raise ValueError(f"categorical column {col!r}: level {value!r} ({type(level).__name__}) cannot be "
                                  "saved in the model's JSON and read back as the same level; write the levels as "

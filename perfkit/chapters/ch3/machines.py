@@ -23,6 +23,7 @@ from ...data.measured import load_phases, load_provenance
 from ...report.claims import VERDICTS, judge_all
 from ...schema import data_dir, provenance_path, resolve
 from ..result import show_path
+from ..store import storable
 from .claims import CLAIMS
 from .params import MACHINE_SOURCE_NAMES, MACHINES
 from .results import Ch3Quantities
@@ -36,6 +37,7 @@ _FRAMEWORK_KEYS = tuple(k for k in SCALING_KEYS if k.startswith("fw_") or k == "
 _LIF_KEYS = ("lif_vs_speedup", "lif_regression", "lif_coefficient")
 
 
+@storable
 @dataclass
 class MachineData:
     """One machine dataset's share of Chapter 3: what it is, what it holds, and its claims' quantities."""

@@ -10,11 +10,12 @@ from dataclasses import dataclass, field, fields
 from typing import Any
 
 from ..common import Quantities
-from ..store import Results
+from ..store import Results, storable
 
 __all__ = ["Ch3Quantities", "Published", "Measured", "Ch3Results"]
 
 
+@storable
 @dataclass
 class Ch3Quantities(Quantities):
     """The numbers Chapter 3's claims and readings read; None where the data cannot give them.
@@ -65,6 +66,7 @@ class Ch3Quantities(Quantities):
                 if f.name == "label" or getattr(self, f.name) is not None}
 
 
+@storable
 @dataclass
 class Published:
     """The thesis's printed Tables 3.2–3.5 (every source) and what eq. 3.7 predicts from Tables 3.2 + 3.3."""
@@ -76,6 +78,7 @@ class Published:
     predicted: Any  # :func:`perfkit.model.analytic.phases.predicted_speedups` in the chosen forms
 
 
+@storable
 @dataclass
 class Measured:
     """The measured files' tables, every framework side by side (one label per framework), in one mode.

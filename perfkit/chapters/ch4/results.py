@@ -13,7 +13,7 @@ import numpy as np
 from ...model.selection.metrics import mae, mape, mse, r2, rmse
 from ...model.analytic.scaling import scaling_power
 from ...evidence import Evidence
-from ..store import Results
+from ..store import Results, storable
 
 __all__ = ["FrameworkFit", "MachineFit", "Ch4Results", "HeldOutSplit", "error_row", "FIT_NAMES"]
 
@@ -41,6 +41,7 @@ class HeldOutSplit:
         return len(self.y_test)
 
 
+@storable
 @dataclass
 class FrameworkFit(HeldOutSplit):
     """Sections 1–7 of the chapter on one framework's measured file.
@@ -109,6 +110,7 @@ class FrameworkFit(HeldOutSplit):
         return scaling_power(self.fits[fit].summary(), column)
 
 
+@storable
 @dataclass
 class MachineFit:
     """Eq. 4.4 on one machine's file, cut to the rows every machine measured (:func:`~.machines.fit_machine`).

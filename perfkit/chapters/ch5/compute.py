@@ -17,12 +17,13 @@ from ...model.analytic.scaling import core_bound, level_effects, volume_exponent
 from ...schema import ROLES, resolve
 from .. import ch4
 from ..ch4.results import HeldOutSplit
-from ..store import Results
+from ..store import Results, storable
 from .params import Params
 
 __all__ = ["Ch5Results", "VolumeStudy", "compute", "inputs"]
 
 
+@storable
 @dataclass
 class VolumeStudy:
     """§4: the exponents q(batch), q(workers) per volume size (:func:`perfkit.model.analytic.scaling.volume_exponents`),

@@ -7,11 +7,12 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..store import Results
+from ..store import Results, storable
 
 __all__ = ["MethodFit", "WhatIf", "DatasetFit", "Ch6Results"]
 
 
+@storable
 @dataclass
 class MethodFit:
     """One method on one dataset: its held-out predictions and what Table 6.1 says of it.
@@ -29,6 +30,7 @@ class MethodFit:
     note: str
 
 
+@storable
 @dataclass
 class WhatIf:
     """A what-if curve: the model that drew it (its label), the base configuration, the table and its file stem."""
@@ -43,6 +45,7 @@ class WhatIf:
         return dict(model=self.model, base=self.base, table=self.table, stem=self.stem)
 
 
+@storable
 @dataclass
 class DatasetFit:
     """Everything computed on one dataset.

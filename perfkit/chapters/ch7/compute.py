@@ -40,7 +40,7 @@ from ...model.uncertainty.scale_intervals import ScaleIntervalModel, inner_split
 from ...model.forms.stepmodels import MedianOfModels, PhaseAwareStepModel, PolluxStepModel
 from ...model.uncertainty.whatif import whatif
 from ...schema import ROLES, resolve
-from ..store import Results
+from ..store import Results, storable
 from .params import Params, inner_gpu_splits
 
 __all__ = ["Ch7Results", "ScaleStudy", "compute", "inputs", "candidates", "pollux_baselines", "tuned_trees",
@@ -53,6 +53,7 @@ SELECTED = "selected"
 _SEED = 0
 
 
+@storable
 @dataclass
 class ScaleStudy:
     """One extrapolation study: the test rows with every model's prediction, and their errors.

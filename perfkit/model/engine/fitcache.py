@@ -31,10 +31,11 @@ contents. So ``predict`` and ``params_`` give the same numbers. The
 :class:`~perfkit.model.roles.ConstantColumnWarning` of the fit is issued again from ``constant_columns_``;
 no other warning raised during the original fit is replayed.
 
-**File format**: JSON only, ``{"format": "perfkit.fitcache", "version": 1, "key": <key>, "model": <the
-model's to_json document>}`` in ``<folder>/<key>.json``. A file that cannot be read, is truncated, is not
-this format and version, holds another key or does not rebuild a model is ignored (the fit runs and the
-file is replaced); reading the cache never raises. Files are written atomically (a temporary file in the
+**File format**: JSON only, ``{"format": "perfkit.fitcache", "version": 2, "key": <key>, "digest": <sha256 of
+the key and the model document>, "model": <the model's to_json document>}`` in ``<folder>/<key>.json``. A
+file that cannot be read, is truncated, is not this format and version, holds another key, does not match
+its digest (an edited coefficient) or does not rebuild a model is not used: :func:`cached_fit` says so in
+one line, the fit runs and the file is replaced; reading the cache never raises. Files are written atomically (a temporary file in the
 same folder, then a rename), so concurrent writers of one key, e.g. joblib workers, leave a whole file. A
 file that cannot be written is skipped: the fit is returned either way.
 """
@@ -57,7 +58,7 @@ __all__ = ["ENV_VAR", "FORMAT", "VERSION", "ENGINE_FILES", "cache_dir", "cacheab
 ENV_VAR = "PERFKIT_FIT_CACHE"
 #: ``format`` and ``version`` of a cache file; a file with any other is ignored
 FORMAT = "perfkit.fitcache"
-VERSION = 1
+VERSION = 2
 #: the source files, relative to the package :mod:`perfkit.model`, whose bytes make the engine fingerprint in every key
 ENGINE_FILES = ("engine/engines.py", "engine/problem.py", "engine/search_cost.py", "engine/screening.py",
                 "engine/hops.py", "engine/canonical.py", "engine/newton.py", "engine/_kernels.py",
@@ -74,7 +75,7 @@ def cache_dir() -> Path | None:
     value = os.environ.get(ENV_VAR, "")
     if value.strip() in ("", "0"):
         return None
-    return Path(value).expanduser()
+    return Path(value).expanduser().absolute()
 
 
 def cacheable(estimator) -> bool:
@@ -238,29 +239,43 @@ def _same(a, b) -> bool:
     return a == b
 
 
+def _digest(key_: str, model_doc) -> str:
+    """sha256 of a cache entry's key and model document (canonical JSON)."""
+    text = json.dumps([key_, model_doc], sort_keys=True, separators=(",", ":"), allow_nan=False)
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
 def _model_from_doc(doc, key_: str):
-    """The fitted model of a parsed cache file, or None when the file is not a valid entry for ``key_``."""
+    """The fitted model of a parsed cache file; ``ValueError`` saying why when it is not a valid entry for ``key_``."""
     from ..forms.generic import GenericPerformanceModel
 
-    if not (isinstance(doc, dict) and doc.get("format") == FORMAT and doc.get("version") == VERSION
-            and doc.get("key") == key_ and isinstance(doc.get("model"), dict)):
-        return None
+    if not (isinstance(doc, dict) and doc.get("format") == FORMAT and doc.get("version") == VERSION):
+        raise ValueError(f"not a {FORMAT} file of version {VERSION}")
+    if doc.get("key") != key_:
+        raise ValueError("it was stored under another key")
+    if not isinstance(doc.get("model"), dict) or doc.get("digest") != _digest(key_, doc["model"]):
+        raise ValueError("its content does not match its digest (edited or damaged)")
     return GenericPerformanceModel.from_json(json.dumps(doc["model"]))
+
+
+def _read(key_: str, folder=None):
+    """``(model, None)`` for a valid entry of ``key_``; ``(None, None)`` with the cache off or no file; ``(None,
+    why)`` for a file that is there but not a valid entry. Never raises."""
+    path = path_for(key_, folder)
+    if path is None or not path.is_file():
+        return None, None
+    try:
+        return _model_from_doc(json.loads(path.read_text(encoding="utf-8")), key_), None
+    except Exception as exc:  # noqa: BLE001 - any failure to read an entry back means there is no usable entry
+        return None, f"{type(exc).__name__}: {exc}"
 
 
 def load(key_: str, folder=None):
     """The fitted model stored under ``key_``, or None: cache off, no file, or a file that is not a valid entry.
 
-    Never raises: an unreadable, truncated or foreign file reads as no entry.
+    Never raises: an unreadable, truncated, edited or foreign file reads as no entry.
     """
-    path = path_for(key_, folder)
-    if path is None:
-        return None
-    try:
-        doc = json.loads(path.read_text(encoding="utf-8"))
-        return _model_from_doc(doc, key_)
-    except Exception:  # any failure to read an entry back means there is no usable entry
-        return None
+    return _read(key_, folder)[0]
 
 
 def store(key_: str, model, folder=None) -> Path | None:
@@ -275,10 +290,12 @@ def store(key_: str, model, folder=None) -> Path | None:
     if path is None:
         return None
     try:
-        doc = {"format": FORMAT, "version": VERSION, "key": key_, "model": json.loads(model.to_json())}
+        model_doc = json.loads(model.to_json())
+        doc = {"format": FORMAT, "version": VERSION, "key": key_, "digest": _digest(key_, model_doc),
+               "model": model_doc}
         text = json.dumps(doc)
         back = _model_from_doc(json.loads(text), key_)
-        if back is None or not _same_fit(model, back):
+        if not _same_fit(model, back):
             return None
         path.parent.mkdir(parents=True, exist_ok=True)
         atomic_write(path, text)
@@ -300,7 +317,10 @@ def cached_fit(estimator, X, y):
     k = key(estimator, X, y)
     if k is None:
         return estimator.fit(X, y)
-    found = load(k)
+    found, why = _read(k)
+    if why is not None:
+        print(f"[perfkit] fit cache: the entry {path_for(k).name} was not used ({why}); fitting again and "
+              "replacing it", flush=True)
     if found is None:
         estimator.fit(X, y)
         store(k, estimator)

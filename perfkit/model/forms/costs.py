@@ -363,8 +363,9 @@ def add_costs(frame, network: str):
     Raises
     ------
     ValueError
-        For an unknown network, a missing column, or a row whose configuration the
-        real model would refuse (the message names the network, column and row).
+        For an unknown network, a missing column, a row whose configuration the
+        real model would refuse (the message names the network, column and row), or
+        one whose costs overflow int64.
     """
     import pandas as pd
 
@@ -395,7 +396,15 @@ def add_costs(frame, network: str):
             hit = (costs["flops_fwd"], costs["activations"], costs["n_params"])
             if hashable:
                 cache[values] = hit
-        out[i] = hit
+        try:
+            out[i] = hit
+        except OverflowError:  # a cost beyond 2**63: no network of this configuration can be built or timed
+            label = frame.index[i]
+            label = label.item() if isinstance(label, np.generic) else label
+            shown = ", ".join(f"{k}={v!r}" for k, v in zip(keys, values))
+            raise ValueError(f"{network}: row {label!r}: the configuration ({shown}) gives a cost beyond 2**63 "
+                             "(flops, activations or parameters of one sample): too large to be a network "
+                             "that was measured") from None
     result = frame.copy()
     for j, col in enumerate(COST_COLUMNS):
         result[col] = out[:, j]

@@ -85,12 +85,12 @@ class Candidate:
 
 
 # ------------------------------------------------------------------------------ the forms
-# each table form of perfkit.model.forms.registry names its builder here: f(roles, network, random_state, options)
+# each table form of perfkit.model.forms.registry names its builder here: f(roles, network, random_state, options);
+# form_candidates checks the options and sets them on every candidate of their form afterwards
 def thesis_candidates(roles, network, random_state, options):
     """The thesis form fitted to relative error: the search scores MAPE, which the relative error is the loss of
     (the MAE fit of eq. 4.9 is not tried)."""
     kw = dict(random_state=random_state, loss="relative", **THESIS_SEARCH)
-    kw.update(options.get("thesis", {}))
     return [Candidate("thesis", "Σ a·I^p + Σ κ, × Π E^q, + C (eq. 4.4), relative error",
                       GenericPerformanceModel(**roles, **kw))]
 
@@ -122,17 +122,40 @@ def hybrid_candidates(roles, network, random_state, options):
     """The hybrid form's term sets on the analytic costs of ``network`` (none without a network)."""
     if network is None:
         return []
-    extra = options.get("hybrid", {})
-    return [Candidate("hybrid", words, HybridModel(network=network, **roles, **{**kw, **extra},
-                                                   random_state=random_state))
+    return [Candidate("hybrid", words, HybridModel(network=network, **roles, **kw, random_state=random_state))
             for kw, words in hybrid_variants(network, roles)]
 
 
 def symbolic_candidates(roles, network, random_state, options):
     """Symbolic regression in log space (gplearn), at most 20 nodes; the log costs of ``network`` when known."""
-    kw = dict(network=network, random_state=random_state, **options.get("symbolic", {}))
+    kw = dict(network=network, random_state=random_state)
     words = "exp(a + b·f): an evolved formula of logs, level means and log costs, <= 20 nodes"
     return [Candidate("symbolic", words, SymbolicModel(**roles, **kw))]
+
+
+def _check_options(options) -> dict:
+    """``options`` checked: None, or a dict of table-form name → dict of that form's settings (by name)."""
+    if options is None:
+        return {}
+    if not isinstance(options, dict):
+        raise ValueError(f"options: expected a dict of form name → settings, got {type(options).__name__}")
+    names = table_forms()
+    for form, settings in options.items():
+        if form not in names:
+            raise ValueError(f"options: {form!r} is not a table form; expected keys among {sorted(names)}")
+        if not isinstance(settings, dict):
+            raise ValueError(f"options[{form!r}]: expected a dict of settings, got {type(settings).__name__}")
+    return options
+
+
+def _apply_options(form: str, estimator, settings: dict) -> None:
+    """Set ``settings`` on one candidate of ``form``; ``ValueError`` naming a setting the form does not have."""
+    known = estimator.get_params(deep=False)
+    for name in settings:
+        if name not in known:
+            raise ValueError(f"options[{form!r}]: {name!r} is not a setting of the {form} form "
+                             f"({type(estimator).__name__}); its settings: {', '.join(sorted(known))}")
+    estimator.set_params(**settings)
 
 
 def _check_forms(forms) -> list[str]:
@@ -154,9 +177,13 @@ def form_candidates(forms="auto", numeric=(), categorical=(), extrinsic=(), *, n
     """The candidates :func:`search_forms` tries: a list of :class:`Candidate` (unfitted estimators)."""
     roles = dict(numeric=column_list("numeric", numeric), categorical=column_list("categorical", categorical),
                  extrinsic=column_list("extrinsic", extrinsic))
+    options = _check_options(options)
     out = []
     for f in _check_forms(forms):
-        out += get(f).candidates(roles, network, random_state, options or {})
+        cands = get(f).candidates(roles, network, random_state, options)
+        for cand in cands if options.get(f) else ():
+            _apply_options(f, cand.estimator, options[f])
+        out += cands
     if not out:
         raise ValueError(f"forms {forms!r}: no candidate applies (the hybrid form needs network=, one of the "
                          "networks perfkit has a cost model for)")
