@@ -122,7 +122,7 @@ def test_extrap_results_of_another_split_are_not_shown(tmp_path):
 def test_other_clusters_are_read_from_their_benchmark_and_a_bad_file_is_one_error(result, tmp_path):
     import json
 
-    from perfkit.chapters.ch7.compute import read_clusters
+    from perfkit.chapters.ch7.compute import clusters_split_note, read_clusters
     from perfkit.schema import repo_root
 
     t = result.tables["ext_scale_clusters"]  # benchmarks/results/scale_clusters.json, nothing refitted
@@ -144,6 +144,11 @@ def test_other_clusters_are_read_from_their_benchmark_and_a_bad_file_is_one_erro
         assert r["inner_best_baseline_score"] == min(b["score"] for b in check["baselines"])
     assert list(t["inner: best baseline"]) == [r["inner_best_baseline"] for r in doc["clusters"]]
     assert read_clusters(ch7.check_params(clusters_results="")) is None
+    # on another Pollux split the clusters' rows (made on the default one) are not shown beside it, and it says why
+    rows = read_clusters(ch7.check_params())
+    assert clusters_split_note(ch7.check_params(), rows) == ""
+    note = clusters_split_note(ch7.check_params(fit_max_gpus=8, test_min_gpus=16), rows)
+    assert "computed on the Pollux split fit <= 16 → 32–64 GPUs, not this chapter's fit <= 8 → 16–64" in note
     assert read_clusters(ch7.check_params(clusters_results=str(tmp_path / "none.json"))) is None
     bad = tmp_path / "bad.json"
     for text, words in (("{not json", "bad.json. is not a readable JSON file"),
@@ -222,3 +227,14 @@ def test_chapter_7_checks_its_own_datasets_before_the_first_fit(monkeypatch):
                       (dict(ch4_fit_max_batch=100000), r"ch4_fit_max_batch: got 100000")):
         with pytest.raises(ParameterError, match=words):
             compute.compute(ch7.check_params(quick=True, progress=False, **kw))
+
+
+def test_the_claims_name_the_split_they_were_judged_on():
+    from perfkit.chapters.ch7.claims import CLAIMS, Ch7Quantities
+
+    rows = {c.key: c.judge(Ch7Quantities(fit_max=8, test_min=16, test_max=64, ch4_fit_max=16, ch4_test_min=32,
+                                         ch4_test_max=128)) for c in CLAIMS}
+    assert rows["median_10"]["claim"].startswith("fitted on <= 8 GPUs, the selected model predicts 16-64 GPUs")
+    assert "16-64-GPU rows" in rows["coverage"]["rule"]
+    assert rows["ch4_batch"]["thesis"] == "Chapter 4 data, batch <= 16 → 32-128"
+    assert rows["ch3_workers"]["thesis"] == "Chapter 3 data, workers <= … → …"  # not run: no number is made up

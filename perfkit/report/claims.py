@@ -83,9 +83,10 @@ class Claim:
     key : str
         Short identifier (unit tests and cross-references use it).
     claim : str
-        What the thesis says, in a few words.
+        What the thesis says, in a few words; ``{name}`` fields are filled from the quantities (a chapter's
+        parameters, e.g. the GPU counts fitted on).
     thesis : str
-        Where it says it (section, table, figure or equation).
+        Where it says it (section, table, figure or equation); ``{name}`` fields are filled likewise.
     rule : str
         The rule in words; ``{name}`` fields are filled from the quantities.
     needs : tuple of str
@@ -150,12 +151,30 @@ class Claim:
             interval = "exact" if ev.samples is None and ev.lo == ev.hi else fmt_interval(ev.lo, ev.hi)
         values = {k: v for k, v in (quantities.items() if isinstance(quantities, Mapping) else
                                     quantities.fields().items()) if v is not None}
-        try:
-            rule = self.rule.format(**values)
-        except KeyError:  # a template field the chapter does not compute on this data
-            rule = self.rule
-        return {"key": self.key, "claim": self.claim, "thesis": self.thesis, "verdict": verdict, "estimate": estimate,
-                "interval": interval, "agree": agree, "evidence": text, "rule": rule, "resampling": source}
+        return {"key": self.key, "claim": _fill(self.claim, values), "thesis": _fill(self.thesis, values),
+                "verdict": verdict, "estimate": estimate, "interval": interval, "agree": agree, "evidence": text,
+                "rule": _fill(self.rule, values), "resampling": source}
+
+
+class _Unknown:
+    """A field a chapter did not compute on this data: shown as "…" (never a default number)."""
+
+    def __format__(self, spec) -> str:
+        return "…"
+
+
+class _Fields(dict):
+    def __missing__(self, key):
+        return _Unknown()
+
+
+def _fill(template: str, values: dict) -> str:
+    """``template`` with its ``{name}`` fields filled from ``values``; a field not computed on this data shows as
+    "…" rather than a number; a template that does not format stays as written."""
+    try:
+        return template.format_map(_Fields(values))
+    except (IndexError, ValueError, TypeError, AttributeError):
+        return template
 
 
 def judge_all(chapter: str, data: str, claims, quantities: Mapping):

@@ -32,18 +32,31 @@ class Ch7Quantities(Quantities):
     ch3_models: list | None = None
     coverage_level: float | None = None
     extrap_median: float | None = None  # Extra-P's median MAPE on the same split (a benchmark's number, no rows)
+    # the splits the claims' texts name: fitted up to fit_max, scored test_min..test_max (per study)
+    fit_max: float | None = None
+    test_min: float | None = None
+    test_max: float | None = None
+    ch4_fit_max: float | None = None
+    ch4_test_min: float | None = None
+    ch4_test_max: float | None = None
+    ch3_fit_max: float | None = None
+    ch3_test_min: float | None = None
+    ch3_test_max: float | None = None
 
     @classmethod
     def of(cls, r) -> "Ch7Quantities":
         ok = bool(r.extrap) and r.extrap.get("status") == "ok"
         q = cls(pollux=r.test, pollux_models=r.pollux.models, coverage_level=r.coverage_level,
-                extrap_median=float(r.extrap["median"]) if ok else None)
+                extrap_median=float(r.extrap["median"]) if ok else None, fit_max=r.pollux.fit_max,
+                test_min=r.pollux.test_min, test_max=r.pollux.test_max)
         for name in ("ch4", "ch3"):
             s = getattr(r, name)
             if s is not None:
                 p = s.predictions
                 setattr(q, name, p[(p[s.column] >= s.test_min) & (p[s.column] <= s.test_max)])
                 setattr(q, f"{name}_models", s.models)
+                for end in ("fit_max", "test_min", "test_max"):
+                    setattr(q, f"{name}_{end}", getattr(s, end))
         return q
 
 
@@ -143,24 +156,24 @@ def _own_text(q, study, target, groups):
 
 #: The claims of Chapter 7 and their rules, in ledger order.
 CLAIMS = (
-    Claim("median_10", "fitted on <= 16 GPUs, the selected model predicts 32-64 GPUs within 10 % (median over "
-          "the six jobs)", "the scale-out goal (Pollux traces)", "median over jobs of the MAPE on 32-64 GPUs < 10 %",
+    Claim("median_10", "fitted on <= {fit_max:g} GPUs, the selected model predicts {test_min:g}-{test_max:g} GPUs "
+          "within 10 % (median over the six jobs)", "the scale-out goal (Pollux traces)", "median over jobs of the MAPE on 32-64 GPUs < 10 %",
           needs=("pollux",), quantity=_selected, side="<", threshold=10.0,
           evidence=lambda q: f"selected {_selected(q).text(3)} %"),
     Claim("beats_baselines", "the selected model extrapolates better than every baseline", "the scale-out goal",
           "median MAPE(selected) − the best baseline's < 0", needs=("pollux",),
           quantity=_beats, side="<", threshold=0.0, evidence=lambda q: _pollux_text(q)),
     Claim("coverage", "its intervals cover the extrapolated rows as stated", "the scale-out goal",
-          "share of the 32-64-GPU rows inside the intervals (stated level 90 %) in [80, 95] %", needs=("pollux",),
+          "share of the {test_min:g}-{test_max:g}-GPU rows inside the intervals (stated level 90 %) in [80, 95] %", needs=("pollux",),
           quantity=_coverage, side="in", threshold=(80.0, 95.0),
           evidence=lambda q: f"coverage {_coverage(q).text(3)} % at the stated {fmt(100 * q.coverage_level)} %"),
     Claim("ch4_batch", "an interpretable form extrapolates our LeNet-5 epoch times to larger batches better than "
-          "the trees", "Chapter 4 data, batch <= 32 → 64-128",
+          "the trees", "Chapter 4 data, batch <= {ch4_fit_max:g} → {ch4_test_min:g}-{ch4_test_max:g}",
           "MAPE(best of thesis, log-linear, hybrid) − MAPE(best of random forest, boosting) < 0", needs=("ch4",),
           quantity=lambda q: _margin(q, "ch4", "epoch_time", None, _INTERPRETABLE_CH4), side="<", threshold=0.0,
           evidence=lambda q: _own_text(q, "ch4", "epoch_time", None), missing="no Chapter 4 file given"),
     Claim("ch3_workers", "an interpretable form extrapolates our Chapter 3 iteration times to more workers "
-          "better than the trees", "Chapter 3 data, workers <= 2 → 3",
+          "better than the trees", "Chapter 3 data, workers <= {ch3_fit_max:g} → {ch3_test_min:g}",
           "median over networks of MAPE(best of log-linear, thesis) − the best tree's < 0", needs=("ch3",),
           quantity=lambda q: _margin(q, "ch3", "t_iter", "model", ("log-linear", "thesis form (eq. 4.4)")),
           side="<", threshold=0.0, evidence=lambda q: _own_text(q, "ch3", "t_iter", "model"),

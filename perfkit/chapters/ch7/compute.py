@@ -44,7 +44,7 @@ from ..store import Results, storable
 from .params import Params, inner_gpu_splits
 
 __all__ = ["Ch7Results", "ScaleStudy", "compute", "inputs", "candidates", "pollux_baselines", "tuned_trees",
-           "select_step_model", "SELECTED", "CONFIG"]
+           "select_step_model", "SELECTED", "CONFIG", "read_clusters", "read_extrap", "clusters_split_note"]
 
 #: the configuration columns of a step: GPUs, per-GPU batch, nodes
 CONFIG = ["n_gpus", "batch_per_gpu", "n_nodes"]
@@ -96,6 +96,7 @@ class Ch7Results(Results):
     calibration: object = None  # per job: q_inner, kappa, q, n_reference (calibrate_transfer)
     selection_k: object = None  # the inner score of the median of the best k candidates, per k
     clusters: object = None  # the same protocol on other clusters' traces (bench_scale_clusters.py), or None
+    clusters_note: str = ""  # why the other clusters are not shown (their file was made on another Pollux split)
 
     @property
     def test(self):
@@ -206,6 +207,19 @@ def read_clusters(p: Params) -> list | None:
         missing = f"no key {exc}" if isinstance(exc, KeyError) else str(exc).splitlines()[0]
         raise ParameterError(f"clusters_results: {p.clusters_results} is not a bench_scale_clusters.py result "
                              f"(a 'clusters' list of rows with {', '.join(CLUSTER_KEYS)}): {missing}") from None
+
+
+def clusters_split_note(p: Params, rows) -> str:
+    """Why the rows of ``clusters_results`` do not belong beside this chapter's Pollux study, or "": the file's
+    Pollux row was computed on another split (its other clusters then used that protocol too)."""
+    split = (p.fit_max_gpus, p.test_min_gpus, p.test_max_gpus)
+    for r in rows or ():
+        theirs = (r["fit_max"], r["test_min"], r["test_max"])
+        if r["cluster"].lower() == "pollux" and theirs != split:
+            return (f"{p.clusters_results} was computed on the Pollux split fit <= {theirs[0]:g} → {theirs[1]:g}–"
+                    f"{theirs[2]:g} GPUs, not this chapter's fit <= {split[0]:g} → {split[1]:g}–{split[2]:g}; run "
+                    "benchmarks/bench_scale_clusters.py on this split to compare the clusters")
+    return ""
 
 
 def _number(v, low=-np.inf, high=np.inf) -> bool:
@@ -419,6 +433,8 @@ def _check_beyond(frame, column, name, fit_max) -> None:
 def compute(p: Params) -> Ch7Results:
     """Every study of Chapter 7 (single-threaded BLAS: the results do not depend on the core count)."""
     clusters, extrap = read_clusters(p), read_extrap(p)  # before any fit: a bad file is one error at once
+    clusters_note = clusters_split_note(p, clusters)
+    clusters = None if clusters_note else clusters
     ch4_frame, ch3_frame = _ch4_frame(p), _ch3_frame(p)  # ... and a bad dataset too
     _check_beyond(ch4_frame, "batch_size", "ch4_fit_max_batch", p.ch4_fit_max_batch)
     _check_beyond(ch3_frame, "workers", "ch3_fit_max_workers", p.ch3_fit_max_workers)
@@ -430,4 +446,5 @@ def compute(p: Params) -> Ch7Results:
     return Ch7Results(source="data/external/pollux (load_pollux)", gpu_counts=sorted(frame["n_gpus"].unique().tolist()),
                       selected=best, selection=scores, q_by_job=q, coverage_level=p.coverage, formulas=formulas,
                       pollux=study, measured=frame, ch4=ch4, ch3=ch3, whatif_ch4=w4, extrap=extrap,
-                      calibration=calibration, selection_k=k_scores, clusters=clusters)
+                      calibration=calibration, selection_k=k_scores, clusters=clusters,
+                      clusters_note=clusters_note)
