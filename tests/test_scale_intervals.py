@@ -171,3 +171,18 @@ def test_inflation_multiplies_the_half_width_and_is_saved():
     doc["settings"]["inflation"] = 0
     with pytest.raises(ValueError, match="settings: inflation"):
         load_model(json.dumps(doc))
+
+
+def test_every_extrapolated_column_widens_the_interval():
+    """A batch per GPU 4x beyond its fitted range adds log2(4) = 2 to the distance, as 4x the GPUs would."""
+    X, y = _step_data()
+    keep = X.n_gpus <= 8
+    model = ScaleIntervalModel(PhaseAwareStepModel(), column="n_gpus", fit_max=8, splits=[(2, 4, 8)],
+                               phases=["sync_time"]).fit(X[keep], y[keep])
+    base = pd.DataFrame({"n_gpus": [4, 4, 4, 32], "n_nodes": [2, 2, 2, 4], "batch_per_gpu": [16, 128, 2, 16]})
+    with pytest.warns(ExtrapolationWarning, match=r"'batch_per_gpu': 1 below the fitted min 8, 1 above the fitted max 32"):
+        iv = model.predict_interval(base, 0.9)
+    assert iv["distance"].tolist() == pytest.approx([1.0, 3.0, 3.0, 3.0])
+    q = model.half_width(0.9)
+    np.testing.assert_allclose(np.log(iv.upper / iv.predicted), q * iv["distance"])
+    assert iv["extrapolated"].tolist() == [False, True, True, True]

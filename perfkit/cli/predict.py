@@ -36,7 +36,8 @@ def run(args, argv=None) -> None:
     between 0 and 1) adds ``lower`` and ``upper`` and needs a model saved with its calibration
     (``perfkit fit --form ...`` or ``--calibrate``). A model fitted with ``perfkit fit --extrapolate COL[:MAX]``
     (a :class:`~perfkit.model.uncertainty.scale_intervals.ScaleIntervalModel`) also writes ``distance``, d = 1 + log2(COL /
-    MAX) beyond MAX (1 within), and its interval is ŷ·exp(±q·d): wider the farther beyond the fitted rows.
+    MAX) beyond MAX (1 within) plus log2 of how far any other column lies beyond its fitted range, and its
+    interval is ŷ·exp(±q·d): wider the farther beyond the fitted rows, in every column.
     """
     import warnings
 

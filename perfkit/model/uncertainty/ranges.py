@@ -12,7 +12,7 @@ import numpy as np
 from ..persist import is_finite
 from ..validation import missing_column_error, numeric_column
 
-__all__ = ["column_ranges", "outside_fitted", "check_saved_ranges"]
+__all__ = ["column_ranges", "outside_fitted", "range_distance", "check_saved_ranges"]
 
 
 def column_ranges(X, columns) -> dict:
@@ -23,6 +23,23 @@ def column_ranges(X, columns) -> dict:
             raise missing_column_error(X, c, "numeric")
         v = numeric_column(X, c, "numeric")
         out[c] = (float(v.min()), float(v.max()))
+    return out
+
+
+def range_distance(X, ranges: dict, skip=()) -> np.ndarray:
+    """Per row of ``X``, Σ over the columns of ``ranges`` (but ``skip``) of log2 of how far the value lies beyond
+    its fitted range: log2(value / max) above it, log2(min / value) below it, 0 inside (and for a range that
+    does not lie above 0, where a ratio means nothing). ``ValueError`` when ``X`` lacks a column."""
+    out = np.zeros(len(X))
+    for c, (lo, hi) in ranges.items():
+        if c in skip or not (lo > 0 and hi > 0):
+            continue
+        if c not in X.columns:
+            raise missing_column_error(X, c, "numeric")
+        v = numeric_column(X, c, "numeric")
+        with np.errstate(divide="ignore", invalid="ignore"):
+            ratio = np.where(v > hi, v / hi, np.where((v < lo) & (v > 0), lo / np.where(v > 0, v, 1.0), 1.0))
+        out += np.log2(np.maximum(ratio, 1.0))
     return out
 
 

@@ -8,7 +8,8 @@ half of ``fit_max``, score the rows between that and ``fit_max``), with the spli
 |log(y/ŷ)| / d of :func:`perfkit.model.uncertainty.extrapolation.calibrate_extrapolation` (d = 1 + log2(value / inner max):
 1 at the edge of the fit rows, 2 at twice it). At a new row the interval is ŷ·exp(±q·d), d = 1 + log2(value /
 ``fit_max``): the same as a plain conformal interval inside the fitted range and wider the farther beyond it
-(:func:`perfkit.model.uncertainty.extrapolation.extrapolation_interval`).
+(:func:`perfkit.model.uncertainty.extrapolation.extrapolation_interval`). A row beyond the fitted range of any other
+column of the form (a batch per GPU never measured, say) adds log2 of that distance to d as well.
 
 The scores assume that the error per unit of distance is about the same at the inner splits' scale as beyond
 ``fit_max``: nothing guarantees it (``benchmarks/results/scale.md`` measures it). ``inflation`` (κ > 0, default 1)
@@ -31,10 +32,10 @@ from sklearn.base import BaseEstimator, RegressorMixin
 
 from ..._checks import check_number
 from ..base import PerformanceForm, RowCapabilities
-from .extrapolation import distance, extrapolation_interval, extrapolation_predictions
+from .extrapolation import distance, extrapolation_predictions
 from .conformal import ExtrapolationWarning
 from ..persist import SavedModel, is_finite, jsonable, model_from_doc
-from .ranges import check_saved_ranges, column_ranges, outside_fitted
+from .ranges import check_saved_ranges, column_ranges, outside_fitted, range_distance
 from ..validation import (column_list, first_bad_row, missing_column_error, numeric_column, target_column,
                          validate_target)
 
@@ -251,9 +252,15 @@ class ScaleIntervalModel(RowCapabilities, SavedModel, RegressorMixin, BaseEstima
         return math.inf if rank > n else self._inflation() * float(np.partition(self.scores_, rank - 1)[rank - 1])
 
     def predict_interval(self, X, coverage=0.9):
-        """DataFrame (index of ``X``) of ``predicted``, ``lower`` = ŷ·exp(−q·d), ``upper`` = ŷ·exp(q·d) (d = 1 +
-        log2(``column`` / ``fit_max``), 1 inside the fitted range; q: :meth:`half_width`, κ included), ``distance`` (d) and
-        ``extrapolated``; warns (:class:`~perfkit.model.uncertainty.conformal.ExtrapolationWarning`) when a row lies outside."""
+        """DataFrame (index of ``X``) of ``predicted``, ``lower`` = ŷ·exp(−q·d), ``upper`` = ŷ·exp(q·d), ``distance``
+        (d) and ``extrapolated``; warns (:class:`~perfkit.model.uncertainty.conformal.ExtrapolationWarning`) when a
+        row lies outside the fitted data. q: :meth:`half_width`, κ included.
+
+        d = 1 + log2(``column`` / ``fit_max``) beyond ``fit_max`` (1 up to it), plus, for every other numeric or
+        extrinsic column of the form, log2 of how far the row lies beyond that column's fitted range
+        (:func:`~perfkit.model.uncertainty.ranges.range_distance`): every extrapolated column widens the interval.
+        The scores calibrate the scale column's distance only; the other columns' widening is the same rule, not
+        calibrated on them."""
         import pandas as pd
 
         q = self.half_width(coverage)
@@ -266,15 +273,15 @@ class ScaleIntervalModel(RowCapabilities, SavedModel, RegressorMixin, BaseEstima
                                     f"{float(self.fit_max):g}", ExtrapolationWarning, stacklevel=2)
         pred = self.predict(X)
         _refuse_nonfinite(X, ~(np.isfinite(pred) & (pred > 0)), "prediction")
+        d = distance(v, float(self.fit_max)) + range_distance(X, self.ranges_, skip=(self.column,))
         if math.isinf(q):
             lower, upper = np.zeros(len(X)), np.full(len(X), np.inf)
         else:
             with np.errstate(over="ignore"):
-                lower, upper = extrapolation_interval(pred, v, float(self.fit_max), q)
+                lower, upper = pred * np.exp(-q * d), pred * np.exp(q * d)
             _refuse_nonfinite(X, ~(np.isfinite(upper) & (lower > 0)), "interval")
-        return pd.DataFrame({"predicted": pred, "lower": lower, "upper": upper,
-                             "distance": distance(v, float(self.fit_max)), "extrapolated": flags.to_numpy()},
-                            index=X.index)
+        return pd.DataFrame({"predicted": pred, "lower": lower, "upper": upper, "distance": d,
+                             "extrapolated": flags.to_numpy()}, index=X.index)
 
     # ------------------------------------------------------------------ reports
     def summary(self) -> str:
