@@ -96,14 +96,27 @@ def test_readme_fit_and_predict_print_the_golden_numbers(tmp_path):
     _assert_same_predictions(tmp_path / "predictions.csv", "readme_predictions.csv")
 
 
-def test_forms_auto_example_prints_the_golden_numbers(tmp_path):
-    commands = [c for c in _commands(_blocks("docs/forms.md", "bash")[0]) if c[1] in ("fit", "predict")]
-    assert [c[1] for c in commands] == ["fit", "predict"]
+def test_forms_auto_example_prints_the_golden_numbers_and_its_whatif_runs(tmp_path):
+    commands = _commands(_blocks("docs/forms.md", "bash")[0])
+    assert [c[1] for c in commands] == ["fit", "predict", "whatif"]
     _runs(tmp_path)
-    out = "".join(_cli(c, tmp_path) for c in commands)
+    out = "".join(_cli(c, tmp_path) for c in commands[:2])
     _assert_golden(out, "forms_auto.txt")
     _assert_same_predictions(tmp_path / "predictions.csv", "forms_predictions.csv")
     assert json.loads((tmp_path / "model.json").read_text())["format"] == "perfkit.ConformalRegressor"
+    # the search chose a hybrid form with a rate per measured worker count (1-3) and says so ...
+    assert "note: the chosen form predicts workers (1 to 3 measured) only at the values measured" in out
+    # ... and the docs' what-if over 1-16 workers predicts the counts it can and names the rest
+    res = subprocess.run([sys.executable, "-m", "perfkit", *commands[2][1:]], cwd=tmp_path, capture_output=True,
+                         text=True, timeout=600)
+    assert res.returncode == 0, res.stderr
+    assert "workers = 4, 8, 16: not predicted (the model predicts workers only at the values measured)" in res.stderr
+    lines = res.stdout.splitlines()
+    head = next(i for i, ln in enumerate(lines) if ln.split()[:2] == ["workers", "predicted"])
+    table = [ln.split() for ln in lines[head + 1:head + 6]]
+    assert [row[0] for row in table] == ["1", "2", "4", "8", "16"]
+    assert all(row[1] != "–" for row in table[:2]) and all(row[1] == "–" for row in table[2:])
+    assert (tmp_path / "whatif.png").stat().st_size > 0
 
 
 def _twin(page: str, marker: str) -> str:

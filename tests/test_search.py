@@ -320,8 +320,10 @@ def test_hybrid_says_which_rows_its_rates_cover_and_the_search_scores_only_rows_
     m = HybridModel("lenet5", **LENET, modifiers=mods).fit(X[fit], y[fit])
     ok = m.predictable(X)
     assert np.array_equal(ok, fit)
-    with pytest.raises(ValueError, match="was not seen in fit"):
+    with pytest.raises(ValueError, match=r"^row \d+ \(workers=\d+; num_filters=\d+; padding=\w+\): the hybrid form's "
+                                         r"compute rate was fitted per measured level of workers, num_filters, padding"):
         m.predict(X[~fit])
+    assert m.level_bound_columns() == ["num_filters", "workers"]
     assert np.all(np.isfinite(m.predict(X[ok])))
     # a search where a fold lacks a combination: no crash, the same rows left out of every candidate's score
     s = search_forms(X, y, **LENET, forms=["hybrid", "loglinear"], network="lenet5", cv=5)

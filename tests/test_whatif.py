@@ -113,3 +113,23 @@ def test_a_base_file_whose_name_has_an_equals_sign_is_read_as_a_file(pollux_fit,
     pollux_fit.frame.head(3)[["job", "n_gpus", "n_nodes", "batch_per_gpu"]].to_csv(path, index=False)
     r = run_cli(capsys, "whatif", pollux_fit.model, "--base", path, "--vary", "n_gpus=4,8")
     assert r.code == 0 and "speedup" in r.out, r.err
+
+
+def test_whatif_of_a_form_with_rates_per_measured_level_predicts_what_it_can(lenet):
+    """A hybrid form with a rate per measured worker count (1-3): a what-if over 1-16 workers predicts 1-3,
+    leaves 4-16 empty and marked, and says why; starting from an unmeasured count is refused."""
+    from perfkit.model.forms.hybrid import HybridModel
+    from perfkit.model.uncertainty.conformal import ConformalRegressor
+    from tests.frames import LENET_ROLES
+
+    X, y = lenet
+    model = ConformalRegressor(HybridModel("lenet5", **LENET_ROLES, modifiers={"compute": ["workers"]})).fit(X, y)
+    assert model.level_bound_columns() == ["workers"]
+    base = X.iloc[0].to_dict()
+    with pytest.warns(ExtrapolationWarning, match=r"workers = 4, 16: not predicted \(the model predicts workers only "
+                                                  r"at the values measured\)"):
+        t = whatif(model, base, "workers", [1, 2, 3, 4, 16])
+    assert t["predicted"].notna().tolist() == [True, True, True, False, False]
+    assert t["extrapolated"].tolist()[3:] == [True, True] and t["speedup"].iloc[3:].isna().all()
+    with pytest.raises(ValueError, match=r"the first value, workers = 8, is the speedup's reference"):
+        whatif(model, base, "workers", [8, 1])

@@ -95,10 +95,11 @@ def run(args, argv=None) -> None:
     with pd.option_context("display.width", 160, "display.float_format", "{:.4g}".format):
         print(f"what if {col} = {', '.join(map(str, grid))}  ({100 * args.interval:g} % intervals; speedup "
               f"relative to {col} = {grid[0]}{'; efficiency = speedup / (' + col + ' ratio)' if numeric else ''})")
-        print(table.to_string(index=False))
+        print(table.to_string(index=False, na_rep="–"))
     if table["extrapolated"].any():
         print("perfkit: warning: rows marked extrapolated lie outside the fitted data; their intervals carry no "
-              "coverage guarantee", file=sys.stderr)
+              "coverage guarantee" + ("; rows shown – were not predicted" if table["predicted"].isna().any() else ""),
+              file=sys.stderr)
     if args.out:
         atomic_write(args.out, table.to_csv(index=False))
         print(f"wrote {args.out}")

@@ -54,6 +54,11 @@ class RowCapabilities:
         ``perfkit predict`` flags an extrapolation by); None for one that does not."""
         return None
 
+    def level_bound_columns(self) -> list:
+        """The numeric or extrinsic columns that the form (as set, fitted or not) predicts only at values seen
+        in fit, e.g. a rate per measured worker count: [] for a form that predicts any value."""
+        return []
+
 
 def leverage_of_model(model, X) -> np.ndarray:
     """``model.leverage(X)`` for a model with ``has_leverage``, checked finite and >= 0; zeros for any other

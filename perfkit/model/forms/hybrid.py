@@ -412,7 +412,10 @@ class HybridModel(PerformanceForm):
         unseen = {c: v for c, v in unseen.items() if v}
         if unseen and not fit:
             cost, levels = next(iter(unseen.items()))
-            raise ValueError(f"X: level {levels[0]!r} of the {cost} rate's columns was not seen in fit")
+            row = X.index[int(np.flatnonzero(by_cost[cost] == levels[0])[0])]
+            raise ValueError(f"row {plain_value(row)!r} ({levels[0]}): the hybrid form's {cost} rate was fitted per "
+                             f"measured level of {', '.join(mods[cost])} and this combination was not measured; this "
+                             "form predicts only measured levels (a log-linear or thesis form predicts any value)")
         return np.column_stack(cols)
 
     # -------------------------------------------------------------------- fit
@@ -495,6 +498,13 @@ class HybridModel(PerformanceForm):
                 seen = [lv for c, lv in self.terms_ if c == cost]
                 ok &= np.isin(_level_keys(X, cols, extra), seen)
         return ok
+
+    def level_bound_columns(self) -> list:
+        """The numeric and extrinsic columns among the rates' modifiers: a modified rate has one value per level
+        seen in fit, so these columns are predicted only at their measured values."""
+        num, _, ext, _, _, mods = self._settings()
+        cols = {c for cs in mods.values() for c in cs}
+        return [c for c in [*num, *ext] if c in cols]
 
     # --------------------------------------------------------------- reports
     @property

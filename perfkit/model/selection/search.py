@@ -46,7 +46,7 @@ from typing import Any
 import numpy as np
 
 from ..._checks import check_int, check_number
-from ..base import PerformanceForm
+from ..base import PerformanceForm, RowCapabilities
 from .fitting import check_n_jobs, run_parallel
 from ..forms.loglinear import LogLinearModel
 from ..forms.generic import GenericPerformanceModel
@@ -347,6 +347,27 @@ class FormSearch:
     def predict_interval(self, X, coverage=0.9):
         return self.model_.predict_interval(X, coverage)
 
+    def level_bound_note(self) -> str:
+        """A sentence when the chosen form predicts a numeric or extrinsic column only at the values measured
+        (:meth:`~perfkit.model.base.RowCapabilities.level_bound_columns`), naming the best candidate by CV that
+        predicts any value; "" otherwise."""
+        def bound(est):
+            return set(est.level_bound_columns()) if isinstance(est, RowCapabilities) else set()
+
+        cols = sorted(bound(self.candidates[self.chosen].estimator))
+        if not cols:
+            return ""
+        ranges = getattr(self.model_, "ranges_", {})
+        shown = ", ".join(f"{c} ({ranges[c][0]:g} to {ranges[c][1]:g} measured)" if c in ranges else c for c in cols)
+        text = (f"note: the chosen form predicts {shown} only at the values measured: a prediction or what-if at "
+                "another value is not made (perfkit whatif leaves such rows out and says so)")
+        free = [i for i, c in enumerate(self.candidates) if not bound(c.estimator) & set(cols)]
+        if free:
+            best = min(free, key=lambda i: self.table.loc[i, "cv_mape"])
+            text += (f"; the best candidate that predicts any value: {self.table.loc[best, 'form']} "
+                     f"({self.table.loc[best, 'terms']}), CV MAPE {self.table.loc[best, 'cv_mape']:.3g} %")
+        return text
+
     def summary(self) -> str:
         """The candidates table (best first), the rule, and the chosen model's formula."""
         import pandas as pd
@@ -371,6 +392,7 @@ class FormSearch:
         lines = [f"form search: {len(t)} candidates, {self.cv}-fold CV MAPE (%), mean ± standard error over folds",
                  body, "", rule, self._winners_line(),
                  f"chosen: {self.table.loc[self.chosen, 'form']} ({self.table.loc[self.chosen, 'terms']})"]
+        lines += [note for note in (self.level_bound_note(),) if note]
         if self.reference is not None:
             lines += ["", self.reference.summary(), self._reference_line()]
         if formula:

@@ -394,6 +394,12 @@ class ConformalRegressor(RowCapabilities, SavedModel, RegressorMixin, BaseEstima
                             index=X.index)
 
     # ---------------------------------------------------------- extrapolation
+    def level_bound_columns(self) -> list:
+        """The wrapped estimator's :meth:`~perfkit.model.base.RowCapabilities.level_bound_columns` ([] for an
+        estimator without them)."""
+        inner = getattr(self, "estimator_", self.estimator)
+        return list(inner.level_bound_columns()) if isinstance(inner, RowCapabilities) else []
+
     def _extrapolation(self, X):
         """(flags, message): the Boolean Series of :meth:`extrapolated` and "k of n rows lie outside the fitted data
         (column: what)", or "" when no row does."""

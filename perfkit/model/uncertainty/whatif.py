@@ -18,6 +18,31 @@ def model_columns(model):
     return None if names is None else list(names)
 
 
+def _predictable(model, rows, column: str, grid) -> np.ndarray:
+    """Mask of the rows the model can predict (:func:`~perfkit.model.base.predictable_mask`); warns
+    (:class:`~perfkit.model.uncertainty.conformal.ExtrapolationWarning`) naming the values it cannot, and
+    ``ValueError`` when it cannot predict the first value (the speedup's reference)."""
+    import warnings
+
+    from ..base import RowCapabilities, predictable_mask
+    from .conformal import ExtrapolationWarning
+
+    inner = getattr(model, "model_", model)
+    ok = predictable_mask(inner, rows)
+    if ok.all():
+        return ok
+    bound = inner.level_bound_columns() if isinstance(inner, RowCapabilities) else []
+    why = (f"the model predicts {', '.join(bound)} only at the values measured" if bound else
+           "the model has no rate for that combination of levels")
+    if not ok[0]:
+        raise ValueError(f"values: the first value, {column} = {grid[0]!r}, is the speedup's reference and the model "
+                         f"cannot predict it ({why}); start from a value it was fitted on")
+    skipped = ", ".join(str(v) for v, good in zip(grid, ok) if not good)
+    warnings.warn(f"{column} = {skipped}: not predicted ({why}); those rows are left empty and marked "
+                  "extrapolated", ExtrapolationWarning, stacklevel=3)
+    return ok
+
+
 def whatif(model, base: dict, column: str, values, coverage: float = 0.9):
     """Predict ``base`` with ``column`` set to each of ``values``.
 
@@ -41,13 +66,16 @@ def whatif(model, base: dict, column: str, values, coverage: float = 0.9):
         speedup_lower/upper ([lower₀/upper, upper₀/lower]: both times inside their intervals, so at least
         1 − 2α coverage, conservative), and, when the values are numbers > 0, efficiency (speedup / (value /
         first value)) with efficiency_lower/upper. The model's
-        :class:`~perfkit.model.uncertainty.conformal.ExtrapolationWarning` is passed on.
+        :class:`~perfkit.model.uncertainty.conformal.ExtrapolationWarning` is passed on. A value the model cannot
+        predict (a hybrid form with a rate per measured worker count, asked for another count) leaves its row
+        empty (NaN), marked extrapolated, and one ExtrapolationWarning names those values.
 
     Raises
     ------
     ValueError
         ``column`` is not a column the model reads (:func:`model_columns`: varying it would change nothing), or
-        the target; a number that is not finite; the errors of ``predict_interval``.
+        the target; a number that is not finite; a first value the model cannot predict; the errors of
+        ``predict_interval``.
     """
     import pandas as pd
 
@@ -66,10 +94,14 @@ def whatif(model, base: dict, column: str, values, coverage: float = 0.9):
     if numeric and not np.isfinite(np.asarray(grid, dtype=float)).all():
         raise ValueError(f"values: {column!r} = {grid}: every value must be a finite number")
     rows = pd.DataFrame([dict(base, **{column: v}) for v in grid])
-    iv = model.predict_interval(rows, coverage)
-    t, lo, hi = (iv[c].to_numpy(dtype=float) for c in ("predicted", "lower", "upper"))
-    table = pd.DataFrame({column: grid, "predicted": t, "lower": lo, "upper": hi,
-                          "extrapolated": iv["extrapolated"].to_numpy(dtype=bool)})
+    ok = _predictable(model, rows, column, grid)
+    iv = model.predict_interval(rows[ok], coverage)
+    t, lo, hi = (np.full(len(grid), np.nan) for _ in range(3))
+    for out, c in ((t, "predicted"), (lo, "lower"), (hi, "upper")):
+        out[ok] = iv[c].to_numpy(dtype=float)
+    flags = np.ones(len(grid), dtype=bool)
+    flags[ok] = iv["extrapolated"].to_numpy(dtype=bool)
+    table = pd.DataFrame({column: grid, "predicted": t, "lower": lo, "upper": hi, "extrapolated": flags})
     # the speedup's interval joins the two time intervals: both times inside their intervals (at least
     # 1 − 2α together; conservative, as the two errors of one configuration are correlated)
     speed, s_lo, s_hi = t[0] / t, lo[0] / hi, hi[0] / lo
