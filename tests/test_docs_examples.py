@@ -4,7 +4,9 @@ Python twin in docs/fitting.md prints the report its command prints.
 
 The data files the examples name are made from our measured LeNet-5 runs (my_runs.csv: the first 240 usable
 rows; new_configs.csv: the next 10, without the time) and Pollux's cifar10 job (the docs' own code). Timings are
-masked; a golden line must appear, in order, in the new output (a line may be added, none lost or changed)."""
+masked; a golden line must appear, in order, in the new output (a line may be added, none lost or changed).
+One deliberate change since: the mean ± std table of a thesis-form fit whose seeds all agree (std 0 everywhere)
+is one line, not a second copy of the parameter table (readme_fit_predict.txt)."""
 import json
 import re
 import shlex

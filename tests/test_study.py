@@ -160,3 +160,15 @@ def test_a_sentence_says_when_mape_and_r2_rank_the_models_differently():
     assert line.startswith("MAPE and R² disagree: generic model has the lowest MAPE (36 %), random forest the "
                            "highest R² (0.7)")
     assert _disagreement(table.assign(R2=[0.8, 0.7])) == []
+
+
+def test_one_table_when_every_seed_agrees():
+    """The mean ± std table is printed only when the seeds differ; identical seeds are one line."""
+    import pandas as pd
+
+    from perfkit.study.summary import _seeds_agree
+
+    same = pd.DataFrame({"term": ["a", "b"], "a_mean": [2.0, 0.0], "a_std": [1e-16, 0.0],
+                         "q_mean": [float("nan"), -0.4], "q_std": [float("nan"), 0.0]})
+    assert _seeds_agree(same, 1e-4)
+    assert not _seeds_agree(same.assign(q_std=[float("nan"), 0.01]), 1e-4)

@@ -1,6 +1,7 @@
 """The text report of a :class:`~perfkit.study.result.StudyResult` (what ``perfkit fit`` prints)."""
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 
 from ..progress import duration
@@ -40,9 +41,23 @@ def _thesis_fit(result) -> list:
              f"relative); spread over seeds {o['spread']:.2g} (relative)"]
     with pd.option_context("display.width", 160, "display.max_rows", 200, "display.float_format", _fmt):
         lines += ["", "parameters (best seed):", result.parameters.to_string(index=False)]
-        if result.seed_summary is not None:
+        if result.seed_summary is not None and _seeds_agree(result.seed_summary, o["rtol"]):
+            lines += ["", f"every seed gave these parameters (mean ± std over the {o['n_seeds']} seeds: std 0 to "
+                          f"{o['rtol']:g} relative for every one)"]
+        elif result.seed_summary is not None:
             lines += ["", f"mean ± std over {o['n_seeds']} seeds:", result.seed_summary.to_string(index=False)]
     return lines
+
+
+def _seeds_agree(summary, rtol: float) -> bool:
+    """Whether every parameter's std over the seeds is within ``rtol`` of its mean (absolute below 1e-12)."""
+    for std in [c for c in summary.columns if c.endswith("_std")]:
+        mean = summary[std[:-4] + "_mean"].to_numpy(dtype=float)
+        sd = summary[std].to_numpy(dtype=float)
+        known = ~np.isnan(sd)
+        if np.any(sd[known] > rtol * np.abs(mean[known]) + 1e-12):
+            return False
+    return True
 
 
 def _scored(result) -> int:
