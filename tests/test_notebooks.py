@@ -83,8 +83,9 @@ def _assert_ch3_outputs_match_the_committed_figures(figs):
 
 
 @pytest.mark.slow
-def test_ch3_takes_a_users_minimal_measurements(tmp_path):
-    """A user's file with only the documented columns (plus batch_size) goes through every measured section."""
+def test_ch3_takes_a_users_minimal_measurements(tmp_path, capfd):
+    """A user's file with only the documented columns (plus batch_size) goes through every measured section; the
+    kernel talks over IPC, so its output carries no plain-text-TCP warning, and leaves no socket behind."""
     import pandas as pd
 
     from tests.test_ch3 import _measured
@@ -101,6 +102,8 @@ def test_ch3_takes_a_users_minimal_measurements(tmp_path):
     claims = pd.read_csv(figs / "ch3" / "claims_ch3.csv")
     assert set(claims["verdict"]) <= {"holds", "does not hold", "inconclusive", "cannot be tested here"}
     assert claims["claim"].str.contains("LIF").any()
+    assert "without encryption" not in "".join(capfd.readouterr())
+    assert not list(notebook_path("ch3").parent.glob("kernel*ipc*"))
 
 
 @pytest.mark.slow

@@ -204,15 +204,17 @@ def run_notebook(
     output = out_dir / notebook.name
     timeout = _cell_timeout(cell_timeout)
     try:
-        pm.execute_notebook(
-            str(notebook),
-            str(output),
-            parameters=parameters or {},
-            kernel_name=kernel_name,
-            cwd=str(notebook.parent),
-            progress_bar=progress,
-            execution_timeout=timeout,
-        )
+        with _local_kernel_config() as config:
+            pm.execute_notebook(
+                str(notebook),
+                str(output),
+                parameters=parameters or {},
+                kernel_name=kernel_name,
+                cwd=str(notebook.parent),
+                progress_bar=progress,
+                execution_timeout=timeout,
+                config=config,
+            )
     except pm.PapermillExecutionError as exc:
         cell = exc.exec_count if exc.exec_count is not None else f"#{exc.cell_index}"
         raise NotebookError(notebook, cell, _plain(exc.ename), _plain(exc.evalue), output) from None
@@ -220,6 +222,26 @@ def run_notebook(
         raise NotebookError(notebook, "(still running)", "CellTimeoutError",
                             f"a cell ran longer than {timeout:g} s ({_plain(str(exc))})", output) from None
     return output
+
+
+@contextmanager
+def _local_kernel_config():
+    """The kernel manager's configuration for one run: the kernel talks over IPC sockets in a private temporary
+    folder (removed afterwards), not TCP, so nothing listens on the network and ipykernel has no plain-text-TCP
+    warning to print into the run's output."""
+    import shutil
+    import tempfile
+
+    from traitlets.config import Config
+
+    folder = tempfile.mkdtemp(prefix="perfkit-kernel-")
+    config = Config()
+    config.KernelManager.transport = "ipc"
+    config.KernelManager.ip = str(Path(folder) / "kernel")
+    try:
+        yield config
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 def _cell_timeout(value) -> float | None:
