@@ -37,7 +37,7 @@ import time
 from contextlib import contextmanager
 from pathlib import Path
 
-__all__ = ["ENV", "report", "track", "read_progress", "ProgressWatcher", "status_line", "format_duration", "duration",
+__all__ = ["ENV", "CACHED_SECTION", "report", "track", "read_progress", "ProgressWatcher", "status_line", "format_duration", "duration",
            "run_key", "read_run_time", "record_run_time", "chapter_progress", "PROGRESS_FILE", "RUN_TIMES_FILE"]
 
 #: the environment variable that names the progress file (set by ``perfkit reproduce`` for its kernels)
@@ -47,7 +47,10 @@ PROGRESS_FILE = "progress.json"
 #: the chapters' durations from earlier runs, in the build folder
 RUN_TIMES_FILE = "run_times.json"
 
-_state = {"section": None, "started": 0.0}  # the section this process reports and when it started
+_state = {"section": None, "started": 0.0, "batches": {}}  # the section this process reports, when it started,
+# and how many batches of each name this process has started (a second "form search" is "form search #2")
+#: the section :func:`perfkit.chapters.cache.cached_compute` reports when it reads a chapter's results
+CACHED_SECTION = "results read from the cache"
 _depth = 0  # batches of fits running in this process (only the outermost reports)
 
 
@@ -97,7 +100,9 @@ def _tracked(items, section, total):
     outer = _depth == 0
     _depth += 1
     try:
-        if outer:
+        if outer:  # each batch its own section, so a section's total never changes under the reader
+            n = _state["batches"][section] = _state["batches"].get(section, 0) + 1
+            section = section if n == 1 else f"{section} #{n}"
             report(section, 0, total)
         for done, item in enumerate(items, 1):
             if outer:
@@ -142,22 +147,26 @@ def format_duration(seconds: float) -> str:
 def status_line(chapter: str, progress: dict | None, chapter_elapsed: float, expected: float | None = None,
                 now: float | None = None) -> str:
     """The status line for ``chapter``: its current section with fits done / to do and the time left in it
-    (elapsed in the section / done × fits left, once one fit is done; a section with no fits, total 0, by its
-    name alone), then the chapter's elapsed time and,
-    when ``expected`` (its duration in an earlier run) is known, the time left in it."""
+    (elapsed in the section / done × fits left, once one fit is done; before that, the time in the section; a
+    section with no fits, total 0, by its name alone), then the chapter's elapsed time and, when ``expected`` (its
+    duration in an earlier run) is known and the results are not read from the cache (:data:`CACHED_SECTION`),
+    the time left in it."""
     now = time.time() if now is None else now
     parts = [f"[perfkit] {chapter}"]
+    cached = bool(progress) and progress.get("section") == CACHED_SECTION
     if progress:
         done, total = int(progress.get("done", 0)), int(progress.get("total", 0))
         text = f"{progress['section']}: {done}/{total} fits" if total else str(progress["section"])
         if 1 <= done < total:
             left = (now - float(progress.get("started", now))) / done * (total - done)
             text += f", {'~' + format_duration(left) if left >= 0.5 else '<1 s'} left in section"
+        elif total and done == 0:  # no fit finished yet: how long the first has been running, not a guess
+            text += f", {format_duration(now - float(progress.get('started', now)))} in section"
         elif total and done >= total:
             text += " done"
         parts.append(text)
     text = f"chapter {format_duration(chapter_elapsed)} elapsed"
-    if expected:
+    if expected and not cached:  # a cached chapter is not the run the expectation was measured on
         last = f"({format_duration(expected)} in the last run)"
         left = expected - chapter_elapsed
         text += f", ~{format_duration(left)} left {last}" if left > 0 else f" {last}"
@@ -192,6 +201,7 @@ class ProgressWatcher:
         self._shown = False
         self._last_section, self._last_print = None, 0.0
         self.start = self.start_wall = 0.0
+        self.cached = False  # the chapter's results were read from the cache (its duration is not a full run's)
 
     def __enter__(self) -> "ProgressWatcher":
         self.start, self.start_wall = time.perf_counter(), time.time()
@@ -230,6 +240,7 @@ class ProgressWatcher:
         """Read the file and print the line if it is due (what the thread does every ``interval``)."""
         progress = self._progress()
         section = progress.get("section") if progress else None
+        self.cached = self.cached or section == CACHED_SECTION
         line = status_line(self.chapter, progress, time.perf_counter() - self.start, self.expected)
         with self._lock:
             if self._stop.is_set():
@@ -245,6 +256,12 @@ class ProgressWatcher:
             if section != self._last_section or now - self._last_print >= self.quiet_interval:
                 self._last_section, self._last_print = section, now
                 self._write(line + "\n")
+
+    def tick_cached(self) -> None:
+        """Note from the progress file whether the results were read from the cache (a chapter that ended
+        between two ticks)."""
+        progress = self._progress()
+        self.cached = self.cached or bool(progress) and progress.get("section") == CACHED_SECTION
 
     def _write(self, text: str) -> None:
         try:
@@ -298,7 +315,9 @@ def chapter_progress(chapter: str, build_dir, key: str, enabled: bool = True, st
 
     Sets :data:`ENV` to ``<build_dir>/progress.json`` for the block (the kernels papermill starts inherit it;
     the previous value is restored after), removes that file before and after, and, when the block ends
-    without an exception, records the chapter's duration under ``key`` (:func:`record_run_time`).
+    without an exception, records the chapter's duration under ``key`` (:func:`record_run_time`), or under
+    ``key + " cached"`` when its results were read from the results cache (a cached run's few seconds never
+    become the next full run's expectation).
     """
     build_dir = Path(build_dir)
     start = time.perf_counter()
@@ -314,13 +333,14 @@ def chapter_progress(chapter: str, build_dir, key: str, enabled: bool = True, st
         with ProgressWatcher(chapter, path, read_run_time(build_dir, chapter, key), stream=stream,
                              interval=interval) as watcher:
             yield watcher
+        watcher.tick_cached()
     finally:
         if previous is None:
             os.environ.pop(ENV, None)
         else:
             os.environ[ENV] = previous
         _remove(path)
-    record_run_time(build_dir, chapter, key, time.perf_counter() - start)
+    record_run_time(build_dir, chapter, f"{key} cached" if watcher.cached else key, time.perf_counter() - start)
 
 
 def _remove(path: Path) -> None:

@@ -15,6 +15,7 @@ def pfile(tmp_path, monkeypatch):
     path = tmp_path / "progress.json"
     monkeypatch.setenv(pg.ENV, str(path))
     monkeypatch.setitem(pg._state, "section", None)
+    monkeypatch.setitem(pg._state, "batches", {})
     return path
 
 
@@ -98,8 +99,22 @@ def test_status_line_without_progress_and_past_the_expected_time():
     assert pg.status_line("ch3", None, 75, expected=60) == "[perfkit] ch3 · chapter 1:15 elapsed (1:00 in the last run)"
     done = {"section": "s", "done": 4, "total": 4, "started": 0}
     assert pg.status_line("ch3", done, 3700, now=10) == "[perfkit] ch3 · s: 4/4 fits done · chapter 1:01:40 elapsed"
-    zero = {"section": "s", "done": 0, "total": 4, "started": 0}
-    assert pg.status_line("ch3", zero, 5, now=10) == "[perfkit] ch3 · s: 0/4 fits · chapter 5 s elapsed"
+    zero = {"section": "s", "done": 0, "total": 4, "started": 0}  # no fit done yet: the time in the section
+    assert pg.status_line("ch3", zero, 5, now=10) == "[perfkit] ch3 · s: 0/4 fits, 10 s in section · chapter 5 s elapsed"
+    cached = {"section": pg.CACHED_SECTION, "done": 0, "total": 0, "started": 0}  # no estimate from a full run
+    assert pg.status_line("ch3", cached, 20, expected=132) == ("[perfkit] ch3 · results read from the cache · "
+                                                              "chapter 20 s elapsed")
+
+
+def test_a_second_batch_of_one_name_is_its_own_section(pfile):
+    from joblib import delayed
+
+    from perfkit.model.selection.fitting import run_parallel
+
+    run_parallel(1, None, [delayed(abs)(k) for k in range(3)], 3, "form search", False)
+    run_parallel(1, None, [delayed(abs)(k) for k in range(2)], 2, "form search", False)
+    data = pg.read_progress(pfile)
+    assert (data["section"], data["done"], data["total"]) == ("form search #2", 2, 2)
 
 
 def test_parallel_reports_done_counts(pfile, monkeypatch):
@@ -179,6 +194,10 @@ def test_chapter_progress_sets_the_variable_watches_and_records(tmp_path, monkey
     with pytest.raises(RuntimeError), pg.chapter_progress("ch5", tmp_path, "full", stream=io.StringIO()):
         raise RuntimeError("a notebook failed")
     assert pg.read_run_time(tmp_path, "ch5", "full") is None  # a failed chapter's time is not kept
+    with pg.chapter_progress("ch5", tmp_path, "quick", stream=io.StringIO(), interval=0.02):
+        pg.report(pg.CACHED_SECTION, 0, 0)  # read from the results cache: its seconds are not a run's
+    after = json.loads((tmp_path / pg.RUN_TIMES_FILE).read_text())["ch5"]
+    assert after["quick"] == times["ch5"]["quick"] and after["quick cached"] < 5
 
 
 def test_reproduce_runs_each_notebook_under_chapter_progress(tmp_path, monkeypatch, capsys):

@@ -31,7 +31,7 @@ import time
 from pathlib import Path
 from typing import Callable, Mapping
 
-from ..progress import report
+from ..progress import CACHED_SECTION, report
 from .store import RESULTS_FILE, Results, StoreError
 
 __all__ = ["ENV_VAR", "NOT_IN_KEY", "cache_folder", "results_key", "code_fingerprint", "file_digest",
@@ -150,7 +150,7 @@ def cached_compute(chapter: str, params, inputs, compute: Callable[[object], Res
             results, computed = _read_entry(entry, key, cls)
             _say(f"{chapter}: results read from the cache ({_shown(entry)}; computed {computed}); unchanged "
                  "parameters, data and code. cache=False (perfkit reproduce --no-cache) recomputes them")
-            report("results read from the cache", 0, 0)  # the status line of perfkit reproduce says so too
+            report(CACHED_SECTION, 0, 0)  # the status line of perfkit reproduce says so, without a time left
             return results, CacheInfo(True, entry, computed)
         except Exception as exc:  # noqa: BLE001 - any entry that does not read back exactly is recomputed
             _say(f"{chapter}: the cached results in {_shown(entry)} were not used ({type(exc).__name__}: {exc}); "
