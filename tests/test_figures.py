@@ -177,3 +177,32 @@ def test_r2_figure_has_an_l1_and_an_l2_panel_with_a_line_per_framework():
     assert len(axes[0].containers) == 2  # one errorbar line per framework
     only_l2 = _sweep()[lambda d: d["penalty"] == "l2"]
     assert [ax.get_title() for ax in plots.plot_r2_vs_lambda(only_l2)] == ["(a) L2"]
+
+
+@pytest.mark.parametrize("quick", [True, False])
+def test_a_quick_runs_figures_carry_the_mark(monkeypatch, quick):
+    """Every figure a chapter presents in quick mode says so on its face (shown or saved); a full run's do not."""
+    from dataclasses import dataclass
+
+    from matplotlib.figure import Figure
+
+    from perfkit.chapters.common import run_chapter
+    from perfkit.chapters.store import Results
+    from perfkit.report.output import QUICK_MARK
+
+    @dataclass
+    class Tiny(Results):
+        x: float = 1.0
+
+    @dataclass
+    class P:
+        quick: bool
+        cache: bool = False
+
+    def present(results, res):
+        res.figures["a"], res.figures["b"] = Figure(), Figure()
+
+    monkeypatch.setenv("PERFKIT_RESULTS_CACHE", "0")
+    res = run_chapter("toy", P(quick), [], lambda p: Tiny(), Tiny, present)
+    marks = [[t.get_text() for t in fig.texts].count(QUICK_MARK) for fig in res.figures.values()]
+    assert marks == ([1, 1] if quick else [0, 0])

@@ -22,7 +22,7 @@ from pathlib import Path
 
 from ..schema import figures_dir
 
-__all__ = ["savefig", "savetable", "savetext", "agrees", "FLOAT_FORMAT", "STYLE", "use_style", "RTOL", "ATOL"]
+__all__ = ["savefig", "savetable", "savetext", "mark_quick", "QUICK_MARK", "agrees", "FLOAT_FORMAT", "STYLE", "use_style", "RTOL", "ATOL"]
 
 #: matplotlib settings of every perfkit figure (applied when a figure is made and when it is saved)
 STYLE = {
@@ -110,6 +110,18 @@ def _write_if_changed(path: Path, data: bytes, tolerant: bool = False) -> Path:
     tmp.write_bytes(data)
     tmp.replace(path)
     return path
+
+
+#: the words a figure of a quick run carries (small budgets: never to be mistaken for a published figure)
+QUICK_MARK = "QUICK RUN · small budgets · not the published result"
+
+
+def mark_quick(fig):
+    """Write :data:`QUICK_MARK` across the top of ``fig`` (once; returns ``fig``)."""
+    if not any(getattr(t, "get_text", lambda: "")() == QUICK_MARK for t in fig.texts):
+        fig.text(0.5, 0.995, QUICK_MARK, ha="center", va="top", fontsize=8, color="#b2182b", alpha=0.85,
+                 fontweight="bold")
+    return fig
 
 
 def use_style() -> None:
