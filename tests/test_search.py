@@ -297,7 +297,7 @@ def test_cli_fit_hybrid_on_measured_lenet_rows(capsys, lenet300, tmp_path):
 
 # ------------------------------------------------------------------------------ rates by the layer shape
 def test_shape_variants_are_searched_but_not_the_form_asked_for_by_name(lenet300):
-    from perfkit.model.forms.hybrid import hybrid_variants
+    from perfkit.model.forms.hybrid_sets import hybrid_variants
     from perfkit.model.selection.search import make_form
 
     words = [w for _, w in hybrid_variants("lenet5", LENET)]

@@ -167,11 +167,11 @@ def cached_compute(chapter: str, params, inputs, compute: Callable[[object], Res
 
 def _read_entry(entry: Path, key: str, cls: type[Results]) -> tuple[Results, str]:
     """``(results, when computed)`` of a cache entry whose stored key is its folder's ``key`` and whose content
-    matches its digest (:meth:`Results.from_dir` checks the digest, the classes and the nesting)."""
-    meta = Results.meta_of(entry)
+    matches its digest (:meth:`Results.read_dir` checks the digest, the classes and the nesting)."""
+    results, meta = cls.read_dir(entry)
     if meta.get("key") != key or entry.name != key:
         raise StoreError(f"the entry was stored under another key ({str(meta.get('key'))[:12]}…), not this one")
-    return cls.from_dir(entry), str(meta.get("computed", ""))
+    return results, str(meta.get("computed", ""))
 
 
 def _shown(path: Path) -> str:

@@ -22,12 +22,13 @@ __all__ = ["run_chapter", "Quantities", "verdict_counts", "verdict_text", "short
 
 def run_chapter(chapter: str, p, inputs, compute: Callable, cls: type, present: Callable) -> ChapterResult:
     """The :class:`ChapterResult` of ``chapter`` on checked parameters ``p``: ``compute(p)`` (or the cached
-    results, unless ``p.cache`` is False), then ``present(results, result)``; with ``p.quick`` every figure
-    carries :data:`~perfkit.report.output.QUICK_MARK`."""
+    results, unless ``p.cache`` is False), then ``present(results, result)``; with ``p.quick`` (in a chapter
+    whose quick mode changes results: ``QUICK_CHANGES_RESULTS``) every figure carries
+    :data:`~perfkit.report.output.QUICK_MARK`."""
     results, info = cached_compute(chapter, p, inputs, compute, cls, cache=getattr(p, "cache", True))
     res = ChapterResult(chapter, p, results=results, cache_info=info)
     present(results, res)
-    if getattr(p, "quick", False):  # a quick run's figures say so on their face, wherever they are shown or saved
+    if getattr(p, "quick", False) and getattr(p, "QUICK_CHANGES_RESULTS", True):  # say so on the figures' face
         for fig in res.figures.values():
             mark_quick(fig)
     return res

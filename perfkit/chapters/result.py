@@ -37,6 +37,9 @@ class ParamsBase:
 
     #: parameter name -> :class:`Check`; :func:`make_params` applies them in field order
     CHECKS: dict = {}
+    #: whether ``quick=True`` computes on smaller budgets (then its figures carry the quick mark); False for a
+    #: chapter whose quick mode changes nothing
+    QUICK_CHANGES_RESULTS: bool = True
 
     def as_dict(self) -> dict:
         """The parameters as keyword arguments of the chapter's ``analyse``."""

@@ -333,6 +333,11 @@ class Results:
         """The results :meth:`to_dir` wrote into ``path``, checked: :class:`StoreError` for a file of another
         format, version or class, a content digest that does not match, nesting deeper than :data:`MAX_DEPTH`
         or a class outside the allow-list; ``FileNotFoundError`` when there is none."""
+        return cls.read_dir(path)[0]
+
+    @classmethod
+    def read_dir(cls, path) -> tuple:
+        """``(results, meta)`` of ``path``, the file read and checked once (as by :meth:`from_dir`)."""
         file = Path(path) / RESULTS_FILE
         doc = _read_checked(file)
         if doc.get("class") != _class_path(cls) and cls is not Results:
@@ -340,7 +345,7 @@ class Results:
         out = decode(doc["results"])
         if not isinstance(out, cls):
             raise StoreError(f"{file}: holds a {type(out).__name__}, not a {cls.__name__}")
-        return out
+        return out, doc["meta"]
 
     @staticmethod
     def meta_of(path) -> dict:

@@ -220,6 +220,25 @@ def numeric_column(frame, col: str, role: str) -> np.ndarray:
     return arr
 
 
+def _check_table(X, min_rows: int) -> None:
+    """The table as a whole: one name per column (not a MultiIndex), no name twice, at least ``min_rows`` rows."""
+    import pandas as pd
+
+    if isinstance(X.columns, pd.MultiIndex):
+        raise ValueError(f"X: its columns have {X.columns.nlevels} levels (a MultiIndex, e.g. "
+                         f"{plain_value(X.columns[0])!r}); perfkit reads one name per column: flatten them first, e.g. "
+                         "X.columns = ['_'.join(map(str, c)) for c in X.columns]")
+    dup = X.columns.duplicated()
+    if dup.any():
+        name = plain_value(X.columns[int(np.flatnonzero(dup)[0])])
+        raise ValueError(f"X: column {name!r} appears more than once; rename or drop the copies "
+                         "(it is ambiguous which one the model should use)")
+    if len(X) == 0:
+        raise ValueError("X: the table is empty (0 rows)")
+    if len(X) < min_rows:
+        raise ValueError(f"X: {len(X)} rows are fewer than the {min_rows} needed (the model has that many parameters)")
+
+
 def validate_frame(
     X,
     numeric: Sequence[str] = (),
@@ -272,20 +291,8 @@ def validate_frame(
     ]
     if not roles:
         raise ValueError("no columns given: set numeric, categorical and/or extrinsic")
-    if isinstance(X.columns, pd.MultiIndex):
-        raise ValueError(f"X: its columns have {X.columns.nlevels} levels (a MultiIndex, e.g. "
-                         f"{plain_value(X.columns[0])!r}); perfkit reads one name per column: flatten them first, e.g. "
-                         "X.columns = ['_'.join(map(str, c)) for c in X.columns]")
     check_unique_roles(roles)
-    dup = X.columns.duplicated()
-    if dup.any():
-        name = plain_value(X.columns[int(np.flatnonzero(dup)[0])])
-        raise ValueError(f"X: column {name!r} appears more than once; rename or drop the copies "
-                         "(it is ambiguous which one the model should use)")
-    if len(X) == 0:
-        raise ValueError("X: the table is empty (0 rows)")
-    if len(X) < min_rows:
-        raise ValueError(f"X: {len(X)} rows are fewer than the {min_rows} needed (the model has that many parameters)")
+    _check_table(X, min_rows)
     for role, col in roles:
         if col not in X.columns:
             raise missing_column_error(X, col, role)

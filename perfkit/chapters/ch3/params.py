@@ -40,6 +40,7 @@ class Params(ParamsBase):
     figures_dir: str = ""  # folder for figures and tables (ChapterResult.save); "" means figures/
     cache: bool = True  # read the results cache (False: recompute)
 
+    QUICK_CHANGES_RESULTS = False  # quick mode computes exactly the full run: no quick mark on its figures
     #: the rule of each parameter (``quick`` and ``cache`` need only be bools)
     CHECKS = {
         "speedup_variants": grid(one_of(*VARIANTS), f"forms of eq. 3.7 from {', '.join(map(repr, VARIANTS))}",

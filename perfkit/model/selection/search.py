@@ -45,20 +45,20 @@ from typing import Any
 
 import numpy as np
 
-from ..._checks import check_int, check_number
+from ..._checks import check_int
 from ..base import PerformanceForm, RowCapabilities
 from .fitting import check_n_jobs, run_parallel
 from ..forms.loglinear import LogLinearModel
 from ..forms.generic import GenericPerformanceModel
-from ..forms.hybrid import HybridModel, hybrid_variants
+from ..forms.hybrid import HybridModel
+from ..forms.hybrid_sets import hybrid_variants
 from ..forms.symbolic import SymbolicModel
-from ..uncertainty.extrapolation import check_predict_drop
-from ..uncertainty.conformal import ConformalRegressor, predictable_rows, seen_rows
+from ..uncertainty.conformal import ConformalRegressor, predictable_rows
+from .by_extrapolation import check_extrapolate, extrapolation_choice
 from .metrics import mape
-from ..uncertainty.scale_intervals import inner_splits
 from ..forms.stepmodels import PhaseAwareStepModel, PolluxStepModel
 from ..forms.registry import TABLE, get, table_forms
-from ..validation import column_list, numeric_column, target_column, validate_frame, validate_target
+from ..validation import column_list, validate_frame, validate_target
 
 __all__ = ["thesis_candidates", "loglinear_candidates", "hybrid_candidates", "symbolic_candidates", "Candidate",
            "FormSearch", "form_candidates", "search_forms", "n_parameters", "make_form", "one_standard_error_choice", "THESIS_SEARCH", "SELECTIONS", "step_candidates"]
@@ -516,7 +516,7 @@ def search_forms(X, y, numeric=(), categorical=(), extrinsic=(), *, forms="auto"
     if len(X) < 2 * k:
         raise ValueError(f"X: {len(X)} rows are too few for cv={k} (need at least {2 * k})")
     if select == "extrapolation":
-        _check_extrapolate(X, extrapolate, predict_drop)
+        check_extrapolate(X, extrapolate, predict_drop)
     start = time.perf_counter()
     folds = list(KFold(k, shuffle=True, random_state=int(random_state)).split(X))
     from joblib import delayed
@@ -534,7 +534,7 @@ def search_forms(X, y, numeric=(), categorical=(), extrinsic=(), *, forms="auto"
     table = pd.DataFrame(rows)
     chosen = int(table["cv_mape"].idxmin()) if select == "best" else one_standard_error_choice(table)
     if select == "extrapolation":
-        chosen = _extrapolation_choice(table, cands, X, y, extrapolate, predict_drop, n_jobs, progress)
+        chosen = extrapolation_choice(table, cands, X, y, extrapolate, predict_drop, n_jobs, progress)
     best = int(table["cv_mape"].idxmin())
     table["within_1se"] = table["cv_mape"] <= table.loc[best, "cv_mape"] + table.loc[best, "cv_mape_se"]
     table["chosen"] = table.index == chosen
@@ -553,62 +553,9 @@ def search_forms(X, y, numeric=(), categorical=(), extrinsic=(), *, forms="auto"
                       reference=ref)
 
 
-# ------------------------------------------------------------------------------ selection by extrapolation
+# ------------------------------------------------------------------------------ extra candidates
 def _check_extra(extra) -> list:
     extra = list(extra)
     if not all(isinstance(c, Candidate) for c in extra):
         raise ValueError("extra_candidates: expected a list of Candidate")
     return extra
-
-
-def _check_extrapolate(X, extrapolate, predict_drop) -> None:
-    """``extrapolate`` is (a numeric column of ``X`` with values > 0, fit_max > 0) and ``predict_drop`` a list of
-    columns of ``X``: checked before any fit."""
-    if not (isinstance(extrapolate, (tuple, list)) and len(extrapolate) == 2 and isinstance(extrapolate[0], str)):
-        raise ValueError(f"extrapolate: expected (column, fit_max) with select='extrapolation', got {extrapolate!r}")
-    column, fit_max = extrapolate
-    if column not in X.columns:
-        raise ValueError(f"extrapolate: column {column!r} is not a column of X")
-    values = numeric_column(X, column, "extrapolate")
-    if not np.all(np.isfinite(values) & (values > 0)):
-        raise ValueError(f"extrapolate: column {column!r} must hold finite numbers > 0 (its values are scales)")
-    check_number("extrapolate's fit_max", fit_max, positive=True)
-    check_predict_drop(X, predict_drop)
-
-
-def _extrapolation_score(est, frame, column, target, splits, predict_drop) -> float:
-    """Mean MAPE (%) over the inner ``splits`` of one candidate (:func:`select_by_extrapolation`); NaN when it
-    cannot be fitted or cannot predict there (e.g. a level that the inner fit rows lack)."""
-    from ..uncertainty.extrapolation import select_by_extrapolation
-
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        try:
-            _, scores = select_by_extrapolation({"candidate": est}, frame, column, target, splits, groups=None,
-                                                predict_drop=list(predict_drop))
-        except ValueError:
-            return float("nan")
-    return float(scores["score"].iloc[0])
-
-
-def _extrapolation_choice(table, cands, X, y, extrapolate, predict_drop, n_jobs, progress) -> int:
-    """Score every candidate by inner extrapolation splits (column ``extrap_mape`` of ``table``; the splits in
-    ``table.attrs["splits"]``) and return the row of the lowest score (ties: the first)."""
-    from joblib import delayed
-
-    column, fit_max = extrapolate
-    values = np.asarray(X[column], dtype=float)
-    splits = inner_splits(values, float(fit_max))
-    if not splits:
-        raise ValueError(f"extrapolate: the {len(X)} rows have no inner extrapolation split along {column!r} (fit on "
-                         f"the rows up to a quarter or half of {float(fit_max):g}, score the rows above): too few "
-                         "rows or values")
-    target = target_column(X)
-    frame = X.assign(**{target: y})
-    tasks = [delayed(_extrapolation_score)(c.estimator, frame, column, target, splits, predict_drop) for c in cands]
-    scores = np.asarray(run_parallel(n_jobs, None, tasks, len(tasks), "extrapolation scores", progress), dtype=float)
-    if np.isnan(scores).all():
-        raise ValueError(f"extrapolate: no candidate could be fitted and scored on the inner splits {splits}")
-    table["extrap_mape"] = scores
-    table.attrs["splits"] = "; ".join(f"fit {column} <= {a:g}, score {b:g} to {c:g}" for a, b, c in splits)
-    return int(np.nanargmin(scores))
