@@ -6,6 +6,9 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.perfkit-installed
 QUICK  ?=
 PYTEST_ARGS ?=
+# test workers (pytest-xdist): one per core, at most 4 (each runs notebooks, fits and framework workers of its own);
+# PYTEST_WORKERS=0 runs every test in one process
+PYTEST_WORKERS ?= auto
 # extra flags for `jupyter lab`, e.g. make lab LAB_ARGS="--no-browser --port 8899"
 LAB_ARGS ?=
 
@@ -89,7 +92,8 @@ teaching: $(STAMP)
 # apt-get install chromium chromium-driver, which .ci/run does).
 test: $(STAMP)
 	$(MAKE) --no-print-directory -j3 frameworks
-	PERFKIT_REQUIRE_FRAMEWORKS=1 PERFKIT_REQUIRE_BROWSER=1 PERFKIT_CELL_TIMEOUT=1800 $(PY) -m pytest $(PYTEST_ARGS)
+	PERFKIT_REQUIRE_FRAMEWORKS=1 PERFKIT_REQUIRE_BROWSER=1 PERFKIT_CELL_TIMEOUT=1800 $(PY) -m pytest \
+	  -n $(PYTEST_WORKERS) --maxprocesses 4 $(PYTEST_ARGS)
 
 # Measured datasets for this machine (resumable: re-run after an interruption).
 FRAMEWORK ?= pytorch

@@ -24,16 +24,21 @@ def _no_display(monkeypatch):
 
 @pytest.fixture(autouse=True, scope="session")
 def _session_caches(tmp_path_factory):
-    """Every test session starts with an empty results cache and an empty fit cache of its own, so no test
-    depends on (or fills) the repository's ``build/cache``. The fit cache is shared by the session's tests: a
+    """Every test session starts with an empty results cache and an empty fit cache of its own (shared by its
+    pytest-xdist workers), so no test depends on (or fills) the repository's ``build/cache``. The fit cache is shared by the session's tests: a
     fit another test already made (same estimator, data, engine code and kernels: :mod:`perfkit.model.engine.fitcache`)
     is read back, as ``perfkit reproduce`` reads it back across chapters; tests of the cache set their own."""
     import os
 
     caches = {"PERFKIT_RESULTS_CACHE": "results-cache", "PERFKIT_FIT_CACHE": "fit-cache"}
     old = {var: os.environ.get(var) for var in caches}
+    # under pytest-xdist every worker has its own base folder below one shared by the session: the caches go
+    # there, so the workers share them (both write atomically; two writers of one key write the same bytes)
+    shared = tmp_path_factory.getbasetemp().parent if os.environ.get("PYTEST_XDIST_WORKER") else None
     for var, name in caches.items():
-        os.environ[var] = str(tmp_path_factory.mktemp(name))
+        folder = shared / name if shared is not None else tmp_path_factory.mktemp(name)
+        folder.mkdir(exist_ok=True)
+        os.environ[var] = str(folder)
     yield
     for var, value in old.items():
         if value is None:

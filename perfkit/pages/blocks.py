@@ -484,10 +484,10 @@ def _minutes(seconds: float) -> str:
 
 
 def readme_times(root: Path) -> str:
-    """The README's measured times: each budget of ``benchmarks/results/budgets.json`` (quick, full, test) with
+    """The README's measured times: each budget of ``benchmarks/results/budgets.json`` (quick, full, test, ci) with
     its command and the machine's cores."""
     budgets = json.loads((root / "benchmarks" / "results" / "budgets.json").read_text())
-    runs = [budgets[name] for name in ("quick", "full", "test") if name in budgets]
+    runs = [budgets[name] for name in ("quick", "full", "test", "ci") if name in budgets]
     cores = {b.get("machine", {}).get("cores") for b in runs}
     parts = []
     for b in runs:
