@@ -316,6 +316,7 @@ NOT_IMPORTED = {
     "ipykernel": "the kernel papermill runs the notebooks in",
     "ipywidgets": "tqdm's notebook progress bars",
     "pytest": "test extra",
+    "pytest-xdist": "test extra: make test's parallel workers (pytest -n)",
     "dask": "joblib's dask backend (scale/test extras), selected by name",
     "distributed": "joblib's dask backend (scale/test extras), selected by name",
     "selenium": "test extra: the browser test of the teaching notebook (tests/test_browser.py)",
