@@ -64,6 +64,34 @@ def test_extrapolation_names_rows_and_columns(interval_models, interval_data):
     assert not flags.any() and message == ""
 
 
+@pytest.mark.parametrize("method", INTERVAL_METHODS)
+def test_an_interval_widens_with_the_distance_beyond_a_fitted_range(interval_models, interval_data, method,
+                                                                     monkeypatch):
+    """gpus fitted on 1-3: at 12 (4x the largest) and at 0.25 (4x below the smallest) the log half-width is 3x
+    (d = 1 + log2 4) what the same rows would get without the widening; a row inside every range keeps its own."""
+    import warnings
+
+    from perfkit.model.uncertainty import conformal
+
+    X, _ = interval_data
+    row = X.head(1)
+    rows = pd.concat([row, row.assign(gpus=12.0), row.assign(gpus=0.25)], ignore_index=True)
+    model = interval_models[method]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        iv = model.predict_interval(rows, 0.9)
+        monkeypatch.setattr(conformal, "range_distance", lambda X, ranges: np.zeros(len(X)))
+        flat = model.predict_interval(rows, 0.9)
+
+    def half(t):
+        return (np.log(t["upper"]) - np.log(t["lower"])).to_numpy() / 2
+
+    np.testing.assert_allclose(half(iv), half(flat) * [1.0, 3.0, 3.0], rtol=1e-12)
+    centre = (np.log(iv["upper"]) + np.log(iv["lower"])).to_numpy()
+    np.testing.assert_allclose(centre, (np.log(flat["upper"]) + np.log(flat["lower"])).to_numpy(), rtol=1e-12)
+    assert iv["extrapolated"].tolist() == [False, True, True]
+
+
 def test_extrapolation_of_a_model_without_fitted_ranges(interval_data):
     """An uncalibrated thesis fit flags by its own fitted ranges; a file written before models kept them cannot."""
     X, y = interval_data

@@ -36,7 +36,8 @@ The guarantee says nothing about configurations outside the measured ones: a row
 with a value beyond the fitted range of a column, or a category level never seen,
 is flagged by :meth:`ConformalRegressor.extrapolated` (and :func:`extrapolation`, which also says how many rows
 and which columns), and :meth:`~ConformalRegressor.predict_interval` warns
-(:class:`ExtrapolationWarning`) naming the columns.
+(:class:`ExtrapolationWarning`) naming the columns; the interval of a row beyond a fitted range widens with the
+distance (log2 of how far beyond, per column), so a far extrapolation never gets the width of a measured one.
 """
 from __future__ import annotations
 
@@ -53,7 +54,7 @@ from ..base import PerformanceForm, RowCapabilities, leverage_of_model, predicta
 from ..selection.baselines import FrameValidator
 from .leverage import leverage_basis, leverage_of
 from ..persist import SavedModel, is_finite, jsonable, leverage_from_doc, model_from_doc
-from .ranges import column_ranges, outside_fitted
+from .ranges import column_ranges, outside_fitted, range_distance
 from ..validation import column_list, missing_column_error, validate_target
 
 __all__ = ["ConformalRegressor", "ExtrapolationWarning", "coverage_of", "extrapolation", "seen_rows",
@@ -348,6 +349,10 @@ class ConformalRegressor(RowCapabilities, SavedModel, RegressorMixin, BaseEstima
         not always contains. Below a coverage of about 1/2 the two ends can cross; the interval is then the
         point between them (log scale), of width 0.
 
+        A row beyond the fitted range of a numeric or extrinsic column has its log half-width multiplied by
+        d = 1 + Σ log2(how far beyond, per column) (:func:`~perfkit.model.uncertainty.ranges.range_distance`; 2
+        at twice the largest value fitted): wider the farther out, by a rule, not a guarantee.
+
         Warns
         -----
         ExtrapolationWarning
@@ -390,6 +395,7 @@ class ConformalRegressor(RowCapabilities, SavedModel, RegressorMixin, BaseEstima
                 lower[s:s + step], upper[s:s + step] = np.exp(lo), np.exp(hi)
             cross = lower > upper  # only below a coverage of about 1/2
             lower[cross] = upper[cross] = np.sqrt(lower[cross] * upper[cross])
+        lower, upper = _widen_beyond(lower, upper, 1.0 + range_distance(X, self.ranges_))
         return pd.DataFrame({"predicted": pred, "lower": lower, "upper": upper, "extrapolated": flags.to_numpy()},
                             index=X.index)
 
@@ -540,6 +546,20 @@ def predictable_rows(model, X_train, X_test, categorical) -> np.ndarray:
     if ok.any():
         ok[ok] = predictable_mask(model, X_test[ok])
     return ok
+
+
+def _widen_beyond(lower, upper, d):
+    """``(lower, upper)`` with each row's log half-width times ``d`` around its log centre (rows with d = 1, inside
+    every fitted range, unchanged; an unbounded interval stays unbounded)."""
+    wide = (d > 1.0) & np.isfinite(upper) & (lower > 0)
+    if not wide.any():
+        return lower, upper
+    lo, hi = np.log(lower[wide]), np.log(upper[wide])
+    centre, half = (lo + hi) / 2.0, (hi - lo) / 2.0 * d[wide]
+    lower, upper = lower.copy(), upper.copy()
+    with np.errstate(over="ignore"):
+        lower[wide], upper[wide] = np.exp(centre - half), np.exp(centre + half)
+    return lower, upper
 
 
 def _check_coverage(coverage) -> float:
