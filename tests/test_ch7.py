@@ -232,9 +232,20 @@ def test_chapter_7_checks_its_own_datasets_before_the_first_fit(monkeypatch):
 def test_the_claims_name_the_split_they_were_judged_on():
     from perfkit.chapters.ch7.claims import CLAIMS, Ch7Quantities
 
-    rows = {c.key: c.judge(Ch7Quantities(fit_max=8, test_min=16, test_max=64, ch4_fit_max=16, ch4_test_min=32,
-                                         ch4_test_max=128)) for c in CLAIMS}
+    rows = {c.key: c.judge(Ch7Quantities(fit_max=8, test_min=16, test_max=64, ch4_fit_max=16, ch4_scored="32-128"))
+            for c in CLAIMS}
     assert rows["median_10"]["claim"].startswith("fitted on <= 8 GPUs, the selected model predicts 16-64 GPUs")
     assert "16-64-GPU rows" in rows["coverage"]["rule"]
     assert rows["ch4_batch"]["thesis"] == "Chapter 4 data, batch <= 16 → 32-128"
     assert rows["ch3_workers"]["thesis"] == "Chapter 3 data, workers <= … → …"  # not run: no number is made up
+
+
+def test_the_ledger_names_the_values_its_own_studies_scored(result):
+    """Our own files' claims name the measured values beyond the fitted maximum that were scored."""
+    import re
+
+    claims = result.tables["claims_ch7"].set_index("key")
+    m = re.fullmatch(r"Chapter 4 data, batch <= 32 → (\d+)-(\d+)", claims.loc["ch4_batch", "thesis"])
+    assert m and 32 < int(m.group(1)) < int(m.group(2))
+    scored = result.results.ch4.predictions["batch_size"]
+    assert int(m.group(1)) == scored[scored > 32].min()

@@ -32,16 +32,15 @@ class Ch7Quantities(Quantities):
     ch3_models: list | None = None
     coverage_level: float | None = None
     extrap_median: float | None = None  # Extra-P's median MAPE on the same split (a benchmark's number, no rows)
-    # the splits the claims' texts name: fitted up to fit_max, scored test_min..test_max (per study)
+    # the splits the claims' texts name: Pollux fitted up to fit_max and scored test_min..test_max (its protocol);
+    # our own files fitted up to <name>_fit_max, their scored rows holding <name>_test_min..<name>_test_max
     fit_max: float | None = None
     test_min: float | None = None
     test_max: float | None = None
     ch4_fit_max: float | None = None
-    ch4_test_min: float | None = None
-    ch4_test_max: float | None = None
+    ch4_scored: str | None = None  # the values the scored rows hold: "64-128", or one value
     ch3_fit_max: float | None = None
-    ch3_test_min: float | None = None
-    ch3_test_max: float | None = None
+    ch3_scored: str | None = None
 
     @classmethod
     def of(cls, r) -> "Ch7Quantities":
@@ -53,11 +52,21 @@ class Ch7Quantities(Quantities):
             s = getattr(r, name)
             if s is not None:
                 p = s.predictions
-                setattr(q, name, p[(p[s.column] >= s.test_min) & (p[s.column] <= s.test_max)])
+                scored = p[(p[s.column] >= s.test_min) & (p[s.column] <= s.test_max)]
+                setattr(q, name, scored)
                 setattr(q, f"{name}_models", s.models)
-                for end in ("fit_max", "test_min", "test_max"):
-                    setattr(q, f"{name}_{end}", getattr(s, end))
+                setattr(q, f"{name}_fit_max", s.fit_max)
+                setattr(q, f"{name}_scored", _span(scored[s.column]))
         return q
+
+
+def _span(values) -> str | None:
+    """``"64-128"``: the smallest and largest of ``values`` (one value alone when they agree); None for none."""
+    v = np.asarray(values, dtype=float)
+    if not len(v):
+        return None
+    lo, hi = v.min(), v.max()
+    return f"{lo:g}" if lo == hi else f"{lo:g}-{hi:g}"
 
 
 def _draws(groups: np.ndarray, b: int = B, seed=SEED) -> np.ndarray:
@@ -168,12 +177,12 @@ CLAIMS = (
           quantity=_coverage, side="in", threshold=(80.0, 95.0),
           evidence=lambda q: f"coverage {_coverage(q).text(3)} % at the stated {fmt(100 * q.coverage_level)} %"),
     Claim("ch4_batch", "an interpretable form extrapolates our LeNet-5 epoch times to larger batches better than "
-          "the trees", "Chapter 4 data, batch <= {ch4_fit_max:g} → {ch4_test_min:g}-{ch4_test_max:g}",
+          "the trees", "Chapter 4 data, batch <= {ch4_fit_max:g} → {ch4_scored}",
           "MAPE(best of thesis, log-linear, hybrid) − MAPE(best of random forest, boosting) < 0", needs=("ch4",),
           quantity=lambda q: _margin(q, "ch4", "epoch_time", None, _INTERPRETABLE_CH4), side="<", threshold=0.0,
           evidence=lambda q: _own_text(q, "ch4", "epoch_time", None), missing="no Chapter 4 file given"),
     Claim("ch3_workers", "an interpretable form extrapolates our Chapter 3 iteration times to more workers "
-          "better than the trees", "Chapter 3 data, workers <= {ch3_fit_max:g} → {ch3_test_min:g}",
+          "better than the trees", "Chapter 3 data, workers <= {ch3_fit_max:g} → {ch3_scored}",
           "median over networks of MAPE(best of log-linear, thesis) − the best tree's < 0", needs=("ch3",),
           quantity=lambda q: _margin(q, "ch3", "t_iter", "model", ("log-linear", "thesis form (eq. 4.4)")),
           side="<", threshold=0.0, evidence=lambda q: _own_text(q, "ch3", "t_iter", "model"),
