@@ -252,11 +252,12 @@ def test_docs_index_covers_the_guide():
 
 #: long options the pages name that belong to other programs, not to `perfkit`: `jupyter lab` (--allow-root,
 #: --no-browser, --port), papermill (--help-notebook), pip (--no-deps), torchrun (--nnodes, --nproc-per-node,
-#: --nproc_per_node, --rdzv-*), Slurm's srun (--ntasks-per-node), `dask worker` (--nworkers, --nthreads), and the
-#: PyTorch adapter run under torchrun (`python -m perfkit.measure.adapters.pytorch --requests --results`)
+#: --nproc_per_node, --rdzv-*), Slurm's srun (--ntasks-per-node), `dask worker` (--nworkers, --nthreads), pytest-xdist
+#: (--maxprocesses, in the measured test command), and the PyTorch adapter run under torchrun (`python -m
+#: perfkit.measure.adapters.pytorch --requests --results`)
 OTHER_PROGRAMS_OPTIONS = {"--allow-root", "--no-browser", "--port", "--help-notebook", "--no-deps", "--nnodes",
                           "--nproc-per-node", "--nproc_per_node", "--rdzv-backend", "--rdzv-endpoint", "--rdzv-id",
-                          "--ntasks-per-node", "--nworkers", "--nthreads", "--requests", "--results"}
+                          "--ntasks-per-node", "--nworkers", "--nthreads", "--requests", "--results", "--maxprocesses"}
 
 
 def _all_options() -> set:
