@@ -144,6 +144,11 @@ def format_duration(seconds: float) -> str:
     return f"{h}:{m:02d}:{s:02d}" if h else f"{m}:{s:02d}"
 
 
+def _cached(progress: dict | None) -> bool:
+    """Whether a progress object says the chapter's results were read from the cache."""
+    return bool(progress) and progress.get("section") == CACHED_SECTION
+
+
 def status_line(chapter: str, progress: dict | None, chapter_elapsed: float, expected: float | None = None,
                 now: float | None = None) -> str:
     """The status line for ``chapter``: its current section with fits done / to do and the time left in it
@@ -153,7 +158,7 @@ def status_line(chapter: str, progress: dict | None, chapter_elapsed: float, exp
     the time left in it."""
     now = time.time() if now is None else now
     parts = [f"[perfkit] {chapter}"]
-    cached = bool(progress) and progress.get("section") == CACHED_SECTION
+    cached = _cached(progress)
     if progress:
         done, total = int(progress.get("done", 0)), int(progress.get("total", 0))
         text = f"{progress['section']}: {done}/{total} fits" if total else str(progress["section"])
@@ -240,7 +245,7 @@ class ProgressWatcher:
         """Read the file and print the line if it is due (what the thread does every ``interval``)."""
         progress = self._progress()
         section = progress.get("section") if progress else None
-        self.cached = self.cached or section == CACHED_SECTION
+        self.cached = self.cached or _cached(progress)
         line = status_line(self.chapter, progress, time.perf_counter() - self.start, self.expected)
         with self._lock:
             if self._stop.is_set():
@@ -260,8 +265,7 @@ class ProgressWatcher:
     def tick_cached(self) -> None:
         """Note from the progress file whether the results were read from the cache (a chapter that ended
         between two ticks)."""
-        progress = self._progress()
-        self.cached = self.cached or bool(progress) and progress.get("section") == CACHED_SECTION
+        self.cached = self.cached or _cached(self._progress())
 
     def _write(self, text: str) -> None:
         try:

@@ -235,7 +235,7 @@ def test_the_claims_name_the_split_they_were_judged_on():
     rows = {c.key: c.judge(Ch7Quantities(fit_max=8, test_min=16, test_max=64, ch4_fit_max=16, ch4_scored="32-128"))
             for c in CLAIMS}
     assert rows["median_10"]["claim"].startswith("fitted on <= 8 GPUs, the selected model predicts 16-64 GPUs")
-    assert "16-64-GPU rows" in rows["coverage"]["rule"]
+    assert "16-64-GPU rows" in rows["coverage"]["rule"] and "MAPE on 16-64 GPUs" in rows["median_10"]["rule"]
     assert rows["ch4_batch"]["thesis"] == "Chapter 4 data, batch <= 16 → 32-128"
     assert rows["ch3_workers"]["thesis"] == "Chapter 3 data, workers <= … → …"  # not run: no number is made up
 

@@ -74,17 +74,23 @@ def storable(cls):
     return cls
 
 
-def storable_classes() -> dict:
-    """Path (``module:QualName``) → class of every result type a results file may hold."""
-    for path in _LIBRARY_CLASSES:
-        if path not in _STORABLE:
+def _allowed() -> dict:
+    """The registry of allowed result types, the lower layers' classes added on first use (not copied: encode
+    and decode look a class up once per stored dataclass)."""
+    if not all(path in _STORABLE for path in _LIBRARY_CLASSES):
+        for path in _LIBRARY_CLASSES:
             module, _, name = path.partition(":")
             _STORABLE[path] = getattr(importlib.import_module(module), name)
-    return dict(_STORABLE)
+    return _STORABLE
+
+
+def storable_classes() -> dict:
+    """Path (``module:QualName``) → class of every result type a results file may hold (a copy)."""
+    return dict(_allowed())
 
 
 def _find_class(path) -> type:
-    cls = storable_classes().get(path) if isinstance(path, str) else None
+    cls = _allowed().get(path) if isinstance(path, str) else None
     if cls is None:
         raise StoreError(f"results: class {path!r} is not an allowed result type")
     return cls
@@ -213,7 +219,7 @@ def encode(value, where: str = "results"):
             return {k: encode(v, f"{where}[{k!r}]") for k, v in value.items()}
         return {_TAG: "dict", "items": [[encode(k, where), encode(v, f"{where}[{k!r}]")] for k, v in value.items()]}
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        if storable_classes().get(_class_path(value)) is not type(value):
+        if _allowed().get(_class_path(value)) is not type(value):
             raise TypeError(f"{where}: a {_class_path(value)} is not an allowed result type (mark its class with "
                             "perfkit.chapters.store.storable)")
         fields = {f.name: encode(getattr(value, f.name), f"{where}.{f.name}")
@@ -346,11 +352,6 @@ class Results:
         if not isinstance(out, cls):
             raise StoreError(f"{file}: holds a {type(out).__name__}, not a {cls.__name__}")
         return out, doc["meta"]
-
-    @staticmethod
-    def meta_of(path) -> dict:
-        """The ``meta`` stored with the results in ``path`` (checked as by :meth:`from_dir`)."""
-        return _read_checked(Path(path) / RESULTS_FILE)["meta"]
 
 
 def _read_checked(file: Path) -> dict:

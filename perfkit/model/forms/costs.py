@@ -77,6 +77,7 @@ import numpy as np
 
 from ...measure.spaces import DATASET_SHAPES, geometry, same_padding
 from ...schema import parse_volume
+from ..validation import plain_value
 
 __all__ = ["NETWORKS", "CONFIG_KEYS", "COST_COLUMNS", "CH3_INPUT", "ACTIVATIONS", "network_costs", "add_costs"]
 
@@ -390,21 +391,17 @@ def add_costs(frame, network: str):
             try:
                 costs = fn(dict(zip(keys, values)))
             except ValueError as exc:
-                label = frame.index[i]
-                label = label.item() if isinstance(label, np.generic) else label
-                raise ValueError(f"{network}: row {label!r}: {exc}") from None
+                raise ValueError(f"{network}: row {plain_value(frame.index[i])!r}: {exc}") from None
             hit = (costs["flops_fwd"], costs["activations"], costs["n_params"])
             if hashable:
                 cache[values] = hit
         try:
             out[i] = hit
         except OverflowError:  # a cost beyond 2**63: no network of this configuration can be built or timed
-            label = frame.index[i]
-            label = label.item() if isinstance(label, np.generic) else label
             shown = ", ".join(f"{k}={v!r}" for k, v in zip(keys, values))
-            raise ValueError(f"{network}: row {label!r}: the configuration ({shown}) gives a cost beyond 2**63 "
-                             "(flops, activations or parameters of one sample): too large to be a network "
-                             "that was measured") from None
+            raise ValueError(f"{network}: row {plain_value(frame.index[i])!r}: the configuration ({shown}) gives a "
+                             "cost beyond 2**63 (flops, activations or parameters of one sample): too large to be a "
+                             "network that was measured") from None
     result = frame.copy()
     for j, col in enumerate(COST_COLUMNS):
         result[col] = out[:, j]

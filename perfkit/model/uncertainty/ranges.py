@@ -37,9 +37,8 @@ def range_distance(X, ranges: dict, skip=()) -> np.ndarray:
         if c not in X.columns:
             raise missing_column_error(X, c, "numeric")
         v = numeric_column(X, c, "numeric")
-        with np.errstate(divide="ignore", invalid="ignore"):
-            ratio = np.where(v > hi, v / hi, np.where((v < lo) & (v > 0), lo / np.where(v > 0, v, 1.0), 1.0))
-        out += np.log2(np.maximum(ratio, 1.0))
+        v = np.where(v > 0, v, lo)  # a value <= 0 (which the forms refuse) has no ratio: counted as inside
+        out += np.log2(np.maximum(np.maximum(v / hi, lo / v), 1.0))
     return out
 
 
