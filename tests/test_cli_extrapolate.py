@@ -273,7 +273,7 @@ BAD_STEP = [
     (["--form", "pollux", "--gpus", "time"], r"column 'time' is the --target and cannot also be --gpus"),
     (["--form", "pollux", "--phases", "nodes"], r"column 'nodes' is --nodes and cannot also be --phases"),
     (["--form", "pollux", "--phases", "act"], r"--phases column 'act': non-numeric value 'tanh' in row 0"),
-    (["--form", "auto", "--extrinsic", "batch"], r"--form auto: the table forms it searches need --numeric or "
+    (["--form", "auto", "--test-size", "0.3", "--extrinsic", "batch"], r"--form auto: the table forms it searches need --numeric or "
                                                  r"--categorical columns; .* fit --form phases or --form pollux"),
 ]
 

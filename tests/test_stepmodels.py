@@ -13,7 +13,8 @@ from perfkit.model.uncertainty.extrapolation import (calibrate_extrapolation, di
                                          extrapolation_interval, interval_coverage, scale_split,
                                          select_by_extrapolation, select_median_of_top)
 from perfkit.model.persist import load_model
-from perfkit.model.forms.stepmodels import MedianOfModels, PhaseAwareStepModel, PolluxStepModel, SYNC_FORMS
+from perfkit.model.forms.median import MedianOfModels
+from perfkit.model.forms.stepmodels import PhaseAwareStepModel, PolluxStepModel, SYNC_FORMS
 
 PLACEMENTS = [(k, n) for k in (1, 2, 3, 4, 6, 8, 12, 16, 24, 32) for n in (1, 2, 4, 8) if n <= k and k <= 4 * n]
 
@@ -231,12 +232,8 @@ def test_median_of_top_k_hand_checked():
                                                      median_mape(np.median([line, np.full(4, 12.0),
                                                                             np.full(4, 30.0)], axis=0))])
     assert names == ["line", "c12"][:int(k_scores.k[k_scores.score.idxmin()])]
-    m = MedianOfModels([(n, cands[n]) for n in ("line", "c12", "c30")]).fit(d[["x"]], d.y.to_numpy())
-    assert np.allclose(m.predict(pd.DataFrame({"x": [0.0, 100.0]})), [12.0, 30.0])
-    c = clone(m)
-    assert not hasattr(c, "estimators_") and c.estimators[1][1] is not m.estimators[1][1]
-    with pytest.raises(NotFittedError):
-        c.predict(d[["x"]])
+    with pytest.raises(ValueError, match="perfkit model form"):  # a median form is made of perfkit forms
+        MedianOfModels([(n, cands[n]) for n in ("line", "c12", "c30")]).fit(d[["x"]], d.y.to_numpy())
     with pytest.raises(ValueError, match="estimators"):
         MedianOfModels([]).fit(d[["x"]], d.y.to_numpy())
 
@@ -247,6 +244,17 @@ def test_median_of_phase_forms_writes_its_members():
     parts = [PhaseAwareStepModel().fit(X, y), PhaseAwareStepModel(sync_form="sqrt").fit(X, y)]
     assert np.allclose(m.predict(X), np.median([p.predict(X) for p in parts], axis=0))
     assert m.formula() == "median of: log: " + parts[0].formula() + " | sqrt: " + parts[1].formula()
+    c = clone(m)
+    assert not hasattr(c, "estimators_") and c.estimators[1][1] is not m.estimators[1][1]
+    with pytest.raises(NotFittedError):
+        c.predict(X)
+    back = load_model(m.to_json())  # saved as JSON with every member's own document, read back by format
+    assert isinstance(back, MedianOfModels) and np.array_equal(back.predict(X), m.predict(X))
+    assert back.extrinsic_ == ["n_gpus", "n_nodes", "batch_per_gpu"] and back.n_parameters_ == m.n_parameters_
+    doc = m.to_doc()
+    doc["fitted"]["members"][1]["name"] = "other"
+    with pytest.raises(ValueError, match="fitted.members"):
+        load_model(json.dumps(doc))
 
 
 def test_extrapolation_errors_hides_phases_from_predict():

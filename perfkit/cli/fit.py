@@ -110,11 +110,18 @@ def _add_scale_arguments(parser) -> None:
                              "and gradient boosting; the saved model's intervals widen with the distance beyond MAX. "
                              "Default MAX: the largest value of COL at most half its largest (the held-out rows "
                              "reach at least 2x)")
-    parser.add_argument("--inflation", type=float, default=1.0, metavar="K",
-                        help="with --extrapolate: multiply the width of the saved intervals by K (default 1), e.g. "
-                             "a factor calibrated on other jobs of the same cluster (perfkit.model.uncertainty.extrapolation."
-                             "calibrate_transfer), as Chapter 7 does; one job's own inner splits tend to be too "
-                             "narrow for the jump beyond MAX")
+    parser.add_argument("--scale-of", default=None, metavar="COL",
+                        help="a scaling study from small runs along COL: every row is fitted, none is held out, the "
+                             "model is chosen on inner extrapolation splits of the rows (fit on the small values, "
+                             "score the larger), and its saved intervals widen beyond the largest value. The "
+                             "default of --form auto with --gpus/--nodes/--batch (without --extrapolate or "
+                             "--test-size): the --gpus column, the step forms scored so")
+    parser.add_argument("--inflation", type=float, default=None, metavar="K",
+                        help="multiply the width of the saved intervals beyond the fitted scale by K: with "
+                             "--extrapolate (default 1) or in a scaling study (default: the κ transferred from "
+                             "Pollux's shipped traces, printed with the fit), e.g. a factor calibrated on other jobs "
+                             "of the same cluster (perfkit.model.uncertainty.extrapolation.calibrate_transfer); one "
+                             "job's own inner splits tend to be too narrow for the jump beyond its largest scale")
 
 
 def _spec_fields():
@@ -138,7 +145,7 @@ def spec_from_args(args):
                    extrapolate=args.extrapolate, cv=args.cv, intervals=args.intervals, calibrate=args.calibrate,
                    select=args.select, reference=not args.no_reference, network=args.network,
                    fixed=pairs(args.fixed, "--fixed"), gpus=args.gpus, nodes=args.nodes, batch=args.batch,
-                   phases=args.phases, inflation=args.inflation, n_jobs=args.jobs)
+                   phases=args.phases, inflation=args.inflation, scale_of=args.scale_of, n_jobs=args.jobs)
 
 
 def run(args, argv=None) -> None:

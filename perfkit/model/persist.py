@@ -8,7 +8,7 @@ object it writes (``_fitted_doc``) and how it rebuilds itself from a checked one
 the values inside ``fitted``; each failure is one ``ValueError`` that names the key at fault (and the
 file). :func:`load_model` reads the ``format`` and hands the document to that class:
 the forms' formats come from :mod:`perfkit.model.forms.registry` (read on first load, so this module imports no
-form), the two wrappers' from :data:`WRAPPER_FORMATS`.
+form), the wrappers' from :data:`WRAPPER_FORMATS` (models around forms).
 """
 from __future__ import annotations
 
@@ -30,6 +30,7 @@ __all__ = ["WRAPPER_FORMATS", "model_formats", "ENVELOPE_KEYS", "SavedModel", "F
 WRAPPER_FORMATS = {
     "perfkit.ConformalRegressor": ("uncertainty.conformal", "ConformalRegressor"),
     "perfkit.ScaleIntervalModel": ("uncertainty.scale_intervals", "ScaleIntervalModel"),
+    "perfkit.MedianOfModels": ("forms.median", "MedianOfModels"),
 }
 #: the keys of every model document, in the order they are written
 ENVELOPE_KEYS = ("format", "version", "settings", "fitted")

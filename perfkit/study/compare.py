@@ -74,16 +74,17 @@ def factor_table(predictions: dict, y, values, scale) -> pd.DataFrame:
     return pd.concat([out, pd.DataFrame([total])], ignore_index=True)
 
 
-def inner_comparison(estimators: dict, X_fit, y_fit, scale, phases=()) -> dict:
-    """Name → MAPE (%) of each unfitted estimator on the inner extrapolation splits of the fit rows
-    (:func:`~perfkit.model.uncertainty.scale_intervals.inner_splits`, those that calibrate the intervals), averaged
-    over the splits; empty without a split. Fit rows only: the held-out rows are never read."""
+def inner_comparison(estimators: dict, X_fit, y_fit, scale, phases=(), splits=None) -> dict:
+    """Name → MAPE (%) of each unfitted estimator on the inner extrapolation splits of the fit rows (``splits``,
+    default :func:`~perfkit.model.uncertainty.scale_intervals.inner_splits`: those that calibrate the intervals),
+    averaged over the splits; empty without a split. Fit rows only: the held-out rows are never read."""
     from ..model.uncertainty.extrapolation import select_by_extrapolation
     from ..model.uncertainty.scale_intervals import inner_splits
     from ..model.validation import target_column
 
     col, top = scale
-    splits = inner_splits(np.asarray(X_fit[col], dtype=float), top)
+    if splits is None:
+        splits = inner_splits(np.asarray(X_fit[col], dtype=float), top)
     if not splits:
         return {}
     target = target_column(X_fit)

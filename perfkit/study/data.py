@@ -36,13 +36,14 @@ def prepare(spec: FitSpec, frame) -> tuple:
     for role, cols in spec.roles.items():
         if target in cols:
             raise ValueError(f"column {target!r} is the {name('target')} and cannot also be {name(role)}")
-    if spec.form == "auto" and not (spec.numeric or spec.categorical) and spec.step_roles:
+    if spec.form == "auto" and not (spec.numeric or spec.categorical) and spec.step_roles and not spec.scale_study:
         raise ValueError(f"{given('form', 'auto')}: the table forms it searches need {name('numeric')} or "
                          f"{name('categorical')} columns; with the step columns alone "
                          f"({name('gpus')}/{name('nodes')}/{name('batch')}) fit {given('form', 'phases')} or "
                          f"{given('form', 'pollux')}")
     X = frame.drop(columns=[target])
-    if not spec.is_step_form:
+    step_search = spec.form == "auto" and spec.scale_study is not None and spec.step_roles
+    if not spec.is_step_form and not step_search:  # a scaling study with the step columns searches step forms only
         thesis_model(spec).check_settings()  # the column roles, before any work
         validate_frame(X, **spec.roles)
     y = pd.Series(validate_target(frame[target], X, name=f"target column {target!r}", positive=True),
@@ -118,11 +119,16 @@ def _check_step_columns(spec: FitSpec, X) -> None:
 
 
 def _check_scale_column(spec: FitSpec, X) -> None:
-    """The column of ``extrapolate``: present, numbers > 0, read by the model, neither the target nor a phase."""
-    if spec.extrapolate is None:
+    """The column of ``extrapolate`` (or of a scaling study, ``scale_of``): present, numbers > 0, read by the model,
+    neither the target nor a phase."""
+    if spec.extrapolate is not None:
+        col, _ = spec.scale_column
+        flag, text = name("extrapolate"), spec.extrapolate
+    elif spec.scale_study is not None:
+        col = spec.scale_study
+        flag, text = name("scale_of"), col
+    else:
         return
-    col, _ = spec.scale_column
-    flag, text = name("extrapolate"), spec.extrapolate
     if col == spec.target or col in spec.phases:
         what = name("target") if col == spec.target else f"{name('phases')} column"
         raise ValueError(f"{flag} {text}: column {col!r} is the {what}; extrapolate along a column of the "

@@ -39,6 +39,9 @@ def phases_note(spec: FitSpec) -> str:
     if spec.form == PHASE_FORM:
         return (f"{flag} {names}: the phases form is fitted with it as the measured synchronisation time per step "
                 "(in fit only: predictions need the configuration alone)")
+    if spec.uses_phases and spec.scale_study is not None:
+        return (f"{flag} {names}: the phase-aware candidates are fitted with it (in fit only); Pollux's model "
+                "cannot use measured phases and ignores it")
     if spec.uses_phases:
         return (f"{flag} {names}: the phases candidate is fitted with it (in fit only); the other candidates "
                 "cannot use measured phases and ignore it")
@@ -166,13 +169,46 @@ def _scale_model(spec: FitSpec, estimator, sp: Split, fitted=None):
     """``estimator`` with intervals that widen beyond (COL, MAX), calibrated on the inner splits of the fit rows
     (fitted on them unless ``fitted``, the same form already fitted on the fit rows, is given), their half-width
     multiplied by ``inflation``."""
-    from ..model.uncertainty.scale_intervals import ScaleIntervalModel, inner_splits
+    from ..model.uncertainty.scale_intervals import ScaleIntervalModel
 
     col, top = sp.scale
-    splits = inner_splits(np.asarray(sp.X_fit[col], dtype=float), top)
-    model = ScaleIntervalModel(estimator, column=col, fit_max=top, splits=splits, phases=list(spec.phases),
-                               inflation=spec.inflation)
+    regime = {}
+    if spec.scale_study is not None and spec.step_roles and col == spec.gpus:  # regimes: nodes and GPUs per node
+        from ..model.uncertainty.scale_intervals import DEFAULT_REGIME_KAPPA
+
+        regime = dict(nodes=spec.nodes, regime_inflation=DEFAULT_REGIME_KAPPA)
+    model = ScaleIntervalModel(estimator, column=col, fit_max=top, splits=_splits(spec, sp), phases=list(spec.phases),
+                               inflation=spec.kappa, **regime)
     return model.fit(sp.X_fit, sp.y_fit) if fitted is None else model.calibrate(fitted, sp.X_fit, sp.y_fit)
+
+
+def _splits(spec: FitSpec, sp: Split) -> list:
+    """The inner extrapolation splits of the fit rows that calibrate the intervals (and, in a scaling study, choose
+    the model): :func:`~perfkit.model.selection.by_scale.scale_splits` in a scaling study (the rule the default κ was
+    transferred with), else :func:`~perfkit.model.uncertainty.scale_intervals.inner_splits`."""
+    from ..model.selection.by_scale import scale_splits
+    from ..model.uncertainty.scale_intervals import inner_splits
+
+    col, top = sp.scale
+    values = np.asarray(sp.X_fit[col], dtype=float)
+    return scale_splits(values, top) if spec.scale_study is not None else inner_splits(values, top)
+
+
+def kappa_line(spec: FitSpec) -> str:
+    """Where the intervals' inflation κ came from, in words ("" when it is 1 outside a scaling study)."""
+    if spec.scale_study is None and spec.inflation is None:
+        return ""
+    if spec.inflation is not None:
+        return f"intervals beyond the fitted scale widened by κ = {spec.kappa:g} ({_flag('inflation')})"
+    return (f"intervals beyond the fitted scale widened by κ = {spec.kappa:g}, transferred from Pollux's shipped "
+            f"traces (how much further their rows beyond 16 GPUs fell than their inner splits promised; "
+            f"{_flag('inflation')} K overrides it)")
+
+
+def _flag(param: str) -> str:
+    from .constraints import name
+
+    return name(param)
 
 
 # ---------------------------------------------------------------------------------------------- the other forms
@@ -188,6 +224,8 @@ def _search(spec: FitSpec, sp: Split, header, say, progress):
     with ``extrapolate``); returns (saved model, search, summary lines)."""
     from ..model.selection.search import search_forms, step_candidates
 
+    if spec.scale_study is not None and spec.step_roles:
+        return _scale_search(spec, sp, header, say)
     options = {"hybrid": {"fixed": spec.fixed}, "symbolic": {"fixed": spec.fixed}} if spec.fixed else None
     step = spec.step_roles
     extra = step_candidates(**step, sync_column=spec.phases[0] if spec.phases else None) if step else []
@@ -204,7 +242,37 @@ def _search(spec: FitSpec, sp: Split, header, say, progress):
     if sp.scale is None:
         return search.model_, search, lines
     model = _scale_model(spec, search.candidates[search.chosen].estimator, sp, fitted=search.estimator_)
-    return model, search, lines + ["", model.summary().splitlines()[-1]]
+    kappa = kappa_line(spec)
+    return model, search, lines + ["", model.summary().splitlines()[-1]] + ([kappa] if kappa else [])
+
+
+def _scale_search(spec: FitSpec, sp: Split, header, say):
+    """A scaling study with the step columns: the step-form family scored on inner extrapolation splits of the
+    rows, the median of the best k kept, intervals that widen beyond the largest scale; returns (saved model,
+    choice, summary lines)."""
+    from ..model.selection.by_scale import choose_by_scale, step_family
+
+    col, top = sp.scale
+    splits = _splits(spec, sp)
+    family = step_family(**spec.step_roles, sync_column=spec.phases[0] if spec.phases else None)
+    shown = "; ".join(f"fit {col} <= {a:g}, score {b:g} to {c:g}" for a, b, c in splits)
+    line = (f"scaling study on {len(sp.X_fit)} rows ({col} up to {top:g}): {len(family)} step forms scored on "
+            f"inner extrapolation splits ({shown}); {sp.held_out()}")
+    header.append(line)
+    say(line)
+    choice = choose_by_scale(family, sp.X_fit, sp.y_fit, col, splits, predict_drop=list(spec.phases))
+    model = _scale_model(spec, choice.estimator, sp)
+    with pd.option_context("display.width", 160, "display.max_rows", 200):
+        table = choice.scores.head(8).to_string(index=False, float_format=lambda v: f"{v:.3g}")
+    lines = ["", f"chosen: {choice.label} (inner MAPE {choice.score:.3g} %; the median of the best k, k from 1 to "
+                 f"{len(choice.scores)}, scored the same way)", "best candidates on the inner splits (MAPE %):", table]
+    dropped = choice.scores.attrs.get("dropped") or {}
+    if dropped:
+        lines.append("left out (could not be fitted on an inner split): " + "; ".join(
+            f"{k}: {v}" for k, v in dropped.items()))
+    kappa, regime = kappa_line(spec), model.regime_note()
+    lines += [""] + ([regime] if regime else []) + [model.summary().splitlines()[-1]] + ([kappa] if kappa else [])
+    return model, choice, lines
 
 
 def _fit_form(spec: FitSpec, sp: Split, header, say):
@@ -221,7 +289,8 @@ def _fit_form(spec: FitSpec, sp: Split, header, say):
     say(line)
     if sp.scale is not None:
         model = _scale_model(spec, est, sp)
-        return model, ["", model.summary()]
+        kappa = kappa_line(spec)
+        return model, ["", model.summary()] + ([kappa] if kappa else [])
     model = ConformalRegressor(est, method=spec.intervals, n_splits=spec.cv, random_state=0).fit(sp.X_fit, sp.y_fit)
     return model, ["", model.estimator_.summary()]
 
@@ -236,10 +305,15 @@ def _other(spec: FitSpec, sp: Split, header, say, progress) -> StudyResult:
         model, lines = _fit_form(spec, sp, header, say)
     result = StudyResult(spec=spec, model=model, label=f"{spec.form} model", header=header, n_fit=len(sp.X_fit),
                          n_test=len(sp.X_test), scale=sp.scale, search=search, model_summary="\n".join(lines),
-                         search_table=None if search is None else search.table.copy(),
+                         search_table=None if search is None else _search_table(search),
                          fit_seconds=time.perf_counter() - start)
     inner = model.estimator if sp.scale is not None else None
     return _compare(result, model, sp, spec.baselines or ("rf", "gb"), inner_estimator=inner)
+
+
+def _search_table(search) -> pd.DataFrame:
+    """The candidates' scores: the form search's table, or a scaling study's inner scores."""
+    return (search.table if hasattr(search, "table") else search.scores).copy()
 
 
 # ---------------------------------------------------------------------------------------------- the comparison
@@ -258,6 +332,11 @@ def _fill(result: StudyResult, model, sp: Split, kinds, inner_estimator) -> Stud
 
     spec = result.spec
     X_te, y_te = sp.X_test, sp.y_test
+    if not len(X_te):  # a scaling study: nothing held out; what the fit rows alone say
+        result.fit_points = pd.DataFrame({sp.scale[0]: np.asarray(sp.X_fit[sp.scale[0]], dtype=float),
+                                          "measured": np.asarray(sp.y_fit, dtype=float)})
+        _inner(result, inner_estimator, sp)
+        return result
     if result.fit is None:  # a calibrated form: some held-out rows may lie outside what it can predict
         ok = predictable_rows(model, sp.X_fit, X_te, spec.categorical)
         if not ok.all():
@@ -303,6 +382,7 @@ def _inner(result: StudyResult, estimator, sp: Split) -> None:
     level the inner fit rows lack, is noted: the comparison is left out, not the fit)."""
     models = {result.label: estimator, **baselines(result.spec, ("rf", "gb"))}
     try:
-        result.inner = inner_comparison(models, sp.X_fit, sp.y_fit, sp.scale, result.spec.phases)
+        result.inner = inner_comparison(models, sp.X_fit, sp.y_fit, sp.scale, result.spec.phases,
+                                        splits=_splits(result.spec, sp))
     except ValueError as exc:
         result.inner_note = str(exc).splitlines()[0]

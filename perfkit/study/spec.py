@@ -135,8 +135,15 @@ class FitSpec:
         The hybrid form's network and the constants its cost model needs that are not columns.
     gpus, nodes, batch, phases
         The step forms' columns and the measured phase columns (read in fit only).
-    inflation : float, default 1
-        With ``extrapolate``: factor κ on the width of the saved intervals.
+    inflation : float, optional
+        Factor κ on the width of the saved intervals beyond the fitted scale: with ``extrapolate`` (default 1) or in
+        a scaling study (default :data:`~perfkit.model.uncertainty.scale_intervals.DEFAULT_KAPPA`, transferred
+        from the shipped traces).
+    scale_of : str, optional
+        A scaling study from small runs along this column: every row is fitted, none is held out, the model is
+        chosen on inner extrapolation splits of the rows, and its intervals widen beyond the largest value. The
+        default with ``form="auto"`` and the step columns (neither ``extrapolate`` nor ``test_size`` given): the
+        GPU column.
     level : float, default 0.9
         Coverage of the intervals whose held-out coverage the study reports (strictly between 0 and 1).
     baselines : list of str, optional
@@ -171,7 +178,8 @@ class FitSpec:
     nodes: str | None = None
     batch: str | None = None
     phases: tuple = ()
-    inflation: float = 1.0
+    inflation: float | None = None
+    scale_of: str | None = None
     level: float = 0.9
     baselines: tuple | None = None
     n_jobs: int = -1
@@ -198,8 +206,9 @@ class FitSpec:
         "gpus": [None, Text()],
         "nodes": [None, Text()],
         "batch": [None, Text()],
-        "inflation": [Number(low=0, open_low=True, high=_max_inflation,
+        "inflation": [None, Number(low=0, open_low=True, high=_max_inflation,
                              words="a number{range} (the factor κ on the intervals' width)")],
+        "scale_of": [None, Text()],
         "level": [Number(low=0, open_low=True, words="a coverage strictly between 0 and 1, e.g. 0.9")],
         "n_jobs": [Integer(nonzero=True, words="a non-zero integer (1 = one at a time, -1 = all cores)")],
     }
@@ -223,6 +232,28 @@ class FitSpec:
     def scale_column(self):
         """``(COL, MAX or None)`` of ``extrapolate``, or None for a random split."""
         return None if self.extrapolate is None else parse_extrapolate(self.extrapolate)
+
+    @property
+    def scale_study(self) -> str | None:
+        """The scale column of a scaling study from small runs (``scale_of``; by default the GPU column of
+        ``form="auto"`` with the step columns and neither ``extrapolate`` nor ``test_size``), else None."""
+        if self.scale_of is not None:
+            return self.scale_of
+        if self.form == AUTO and self.gpus is not None and self.extrapolate is None and self.test_size is None:
+            return self.gpus
+        return None
+
+    @property
+    def kappa(self) -> float:
+        """The inflation κ of the saved intervals: ``inflation``, else the transferred default in a scaling study
+        and 1 otherwise."""
+        if self.inflation is not None:
+            return float(self.inflation)
+        if self.scale_study is None:
+            return 1.0
+        from ..model.uncertainty.scale_intervals import DEFAULT_KAPPA
+
+        return DEFAULT_KAPPA
 
     @property
     def held_out(self) -> float:
@@ -299,9 +330,13 @@ def _check_values(spec: FitSpec) -> None:
     if spec.extrapolate is not None and spec.test_size is not None:
         raise ValueError(f"{given('extrapolate', spec.extrapolate)} and {given('test_size', spec.test_size)}: give "
                          f"one; {name('extrapolate')} holds out the rows beyond its MAX instead of a random share")
-    if spec.inflation != 1.0 and spec.extrapolate is None:
+    if spec.scale_of is not None and (spec.extrapolate is not None or spec.test_size is not None):
+        other = "extrapolate" if spec.extrapolate is not None else "test_size"
+        raise ValueError(f"{given('scale_of', spec.scale_of)} and {given(other, getattr(spec, other))}: give one; "
+                         f"{name('scale_of')} fits every row (none is held out) and extrapolates beyond them")
+    if spec.inflation is not None and spec.extrapolate is None and spec.scale_study is None:
         raise ValueError(f"{name('inflation')} widens the intervals beyond the fitted scale: it needs "
-                         f"{name('extrapolate')} COL[:MAX]")
+                         f"{name('extrapolate')} COL[:MAX] or {name('scale_of')} COL")
     if spec.extrapolate is not None:
         parse_extrapolate(spec.extrapolate)
     if spec.level >= 1:
@@ -324,8 +359,9 @@ def _check_form(spec: FitSpec) -> None:
         raise ValueError(f"{given('intervals', 'split')}: the form search calibrates from its own folds; use "
                          "studentized or cv+")
     if spec.intervals != "studentized":
-        if spec.extrapolate is not None:
-            raise ValueError(f"{given('intervals', spec.intervals)}: with {name('extrapolate')} the intervals are "
+        if spec.extrapolate is not None or spec.scale_study is not None:
+            how = name("extrapolate") if spec.extrapolate is not None else f"a scaling study ({name('scale_of')})"
+            raise ValueError(f"{given('intervals', spec.intervals)}: with {how} the intervals are "
                              f"calibrated on inner extrapolation splits and widen with the distance; leave "
                              f"{name('intervals')} out")
         if spec.form == DEFAULT_FORM and not spec.calibrate:
@@ -337,7 +373,14 @@ def _check_form(spec: FitSpec) -> None:
         if spec.extrapolate is not None:
             raise ValueError(f"{name('select')}: not with {name('extrapolate')}, which selects by inner "
                              "extrapolation splits")
-    if spec.inflation != 1.0 and spec.form == DEFAULT_FORM and not spec.calibrate:
+    if spec.scale_of is not None and spec.form == DEFAULT_FORM and not spec.calibrate:
+        raise ValueError(f"{name('scale_of')}: a scaling study saves intervals that widen beyond the fitted scale; "
+                         f"{given('form', DEFAULT_FORM)} saves them only with {name('calibrate')}")
+    if spec.select is not None and spec.scale_study is not None:
+        raise ValueError(f"{name('select')}: not in a scaling study ({name('scale_of')} {spec.scale_study}), which "
+                         f"selects by inner extrapolation splits of the rows; for a random split scored by CV give "
+                         f"{name('test_size')}")
+    if spec.inflation is not None and spec.form == DEFAULT_FORM and not spec.calibrate:
         raise ValueError(f"{name('inflation')} widens the saved intervals: {given('form', DEFAULT_FORM)} saves them "
                          f"only with {name('calibrate')}")
     if not spec.reference and spec.form != AUTO:

@@ -12,7 +12,7 @@ from .constraints import given, name
 from .data import check_target_spread
 from .spec import AUTO, MIN_HELD_OUT, FitSpec
 
-__all__ = ["Split", "split", "held_out_rows", "extrapolation_split"]
+__all__ = ["Split", "split", "held_out_rows", "extrapolation_split", "scale_study_split"]
 
 
 @dataclass(frozen=True)
@@ -30,6 +30,8 @@ class Split:
     def held_out(self) -> str:
         """"40 rows held out" (and where, for an extrapolation split)."""
         scale = self.scale
+        if scale and not len(self.X_test):
+            return f"no row held out: a scaling study beyond {scale[0]} = {scale[1]:g}"
         return f"{len(self.X_test)} rows held out" + (f" ({scale[0]} > {scale[1]:g})" if scale else "")
 
 
@@ -122,10 +124,29 @@ def extrapolation_split(spec: FitSpec, X, y, min_fit: int):
     return (X[fit], X[~fit], y[fit], y[~fit]), (col, float(top))
 
 
+def scale_study_split(spec: FitSpec, X, y) -> Split:
+    """A scaling study's rows (``spec.scale_study``): every row is fitted and none held out; ``scale`` = (COL, its
+    largest value). Refused: rows whose values of COL leave no inner extrapolation split
+    (:func:`~perfkit.model.selection.by_scale.scale_splits`)."""
+    from ..model.selection.by_scale import scale_splits
+
+    col = spec.scale_study
+    v = np.asarray(X[col], dtype=float)
+    if not scale_splits(v):
+        raise ValueError(f"{name('scale_of')} {col}: the rows' values of {col!r} ({_values(v)}) leave no inner "
+                         f"extrapolation split (fit on the values up to half the largest, {v.max() / 2:g}, from at "
+                         "least two distinct values, and score larger ones): measure more distinct values of it")
+    return Split(X, X.iloc[:0].drop(columns=list(spec.phases)), y, y.iloc[:0], (col, float(v.max())))
+
+
 def split(spec: FitSpec, X, y) -> Split:
     """The fit and held-out rows of ``spec`` (see :class:`Split`), every size checked: the folds the search or the
-    intervals need, the split's own limits, a held-out target that varies."""
+    intervals need, the split's own limits, a held-out target that varies. A scaling study holds out nothing
+    (:func:`scale_study_split`)."""
     from ..model.selection.baselines import train_test_split_frame
+
+    if spec.scale_study is not None:
+        return scale_study_split(spec, X, y)
 
     uses_folds = spec.calibrated  # the form search and the intervals refit on folds
     folds = spec.cv * (2 if spec.form == AUTO else 1) if uses_folds else 2  # the search needs 2 rows per fold

@@ -31,13 +31,15 @@ from ..._io import read_json
 from ...data.external import EXTERNAL_DATASETS
 from ...data.measured import load_steps, provenance_path
 from ...model.selection.baselines import LABELS, make_baseline
+from ...model.selection.by_scale import step_family
 from ...model.uncertainty.extrapolation import (calibrate_transfer, error_table, extrapolation_interval,
                                                 extrapolation_predictions, scale_split, select_median_of_top)
 from ...model.forms.loglinear import LogLinearModel
 from ...model.forms.generic import GenericPerformanceModel
 from ...model.selection.search import make_form
 from ...model.uncertainty.scale_intervals import ScaleIntervalModel, inner_splits
-from ...model.forms.stepmodels import MedianOfModels, PhaseAwareStepModel, PolluxStepModel
+from ...model.forms.median import MedianOfModels
+from ...model.forms.stepmodels import PolluxStepModel
 from ...model.uncertainty.whatif import whatif
 from ...schema import ROLES, resolve
 from ..store import Results, storable
@@ -106,16 +108,9 @@ class Ch7Results(Results):
 
 
 def candidates(quick: bool = False) -> dict:
-    """The phase-aware step-time candidates (simplest first: a tie goes to the first) and Pollux's model."""
-    out = {}
-    forms = ("log", "linear") if quick else ("log", "linear", "sqrt", "ring", "ringlog")
-    for form in forms:
-        for loss in (("huber",) if quick else ("soft_l1", "huber")):
-            for w in ((0.0,) if quick else (0.0, 1.0)):
-                out[f"phase[{form}, {loss}, w={w:g}]"] = PhaseAwareStepModel(sync_form=form, loss=loss,
-                                                                            sync_weight=w)
-    out["pollux"] = PolluxStepModel()
-    return out
+    """The phase-aware step-time candidates (simplest first: a tie goes to the first) and Pollux's model
+    (:func:`perfkit.model.selection.by_scale.step_family` on the traces' columns)."""
+    return step_family(quick=quick)
 
 
 def select_step_model(fit_rows, splits, forms: dict, predict_drop=("sync_time",)):

@@ -41,8 +41,7 @@ from ..uncertainty.ranges import check_saved_ranges, column_ranges
 from ..roles import count_column, record_roles
 from ..validation import first_bad_row, missing_column_error, numeric_column, plain_value, validate_target
 
-__all__ = ["PolluxStepModel", "PhaseAwareStepModel", "MedianOfModels", "SYNC_FORMS", "LOSSES",
-           "step_columns"]
+__all__ = ["PolluxStepModel", "PhaseAwareStepModel", "SYNC_FORMS", "LOSSES", "step_columns"]
 
 #: multi-node synchronisation forms of :class:`PhaseAwareStepModel` → names of their basis terms φ_j(K)
 SYNC_FORMS = {"linear": ("K-2",), "log": ("ln K",), "sqrt": ("sqrt K",), "ring": ("2(K-1)/K", "K-1"),
@@ -499,63 +498,3 @@ class PhaseAwareStepModel(_StepModel):
         return (f"t = (T_grad^{g} + T_sync^{g})^(1/{g}), T_grad = {c['a_grad']} + {c['b_grad']}·{self.batch}; "
                 f"T_sync = {c['alpha_local']} + {c['beta_local']}·(K-2) on one node, {c['alpha_node']} + {terms} "
                 f"across nodes, 0 for K = 1 (K = {self.gpus}" + (f", N = {self.nodes})" if self.node_slope else ")"))
-
-
-class MedianOfModels:
-    """The median of several models' predictions, each fitted on the same rows (a scikit-learn regressor).
-
-    Parameters
-    ----------
-    estimators : list of (name, estimator)
-        The members (unfitted; :meth:`fit` clones them). Chosen, e.g., as the best k candidates of inner
-        extrapolation splits (:func:`perfkit.model.uncertainty.extrapolation.select_median_of_top`).
-
-    Attributes
-    ----------
-    estimators_ : list of (name, fitted estimator)
-    """
-
-    _estimator_type = "regressor"
-
-    def __init__(self, estimators=()):
-        self.estimators = estimators
-
-    def get_params(self, deep=True):
-        return {"estimators": self.estimators}
-
-    def set_params(self, **params):
-        for k, v in params.items():
-            if k != "estimators":
-                raise ValueError(f"{k}: not a parameter of MedianOfModels")
-            self.estimators = v
-        return self
-
-    def _members(self):
-        ok = isinstance(self.estimators, (list, tuple)) and len(self.estimators) > 0 and all(
-            isinstance(e, (list, tuple)) and len(e) == 2 and isinstance(e[0], str) and hasattr(e[1], "fit")
-            for e in self.estimators)
-        if not ok:
-            raise ValueError(f"estimators: expected a non-empty list of (name, estimator), got {self.estimators!r}")
-        return list(self.estimators)
-
-    def fit(self, X, y):
-        """Fit a clone of every member on ``X``, ``y``; returns self."""
-        from sklearn.base import clone
-
-        self.estimators_ = [(name, clone(est).fit(X, y)) for name, est in self._members()]
-        return self
-
-    def predict(self, X):
-        """The median over the members of their predictions for the rows of ``X``."""
-        from sklearn.exceptions import NotFittedError
-
-        if not hasattr(self, "estimators_"):
-            raise NotFittedError("MedianOfModels is not fitted yet; call fit first")
-        return np.median(np.vstack([np.asarray(est.predict(X), dtype=float) for _, est in self.estimators_]), axis=0)
-
-    def formula(self, digits: int = 3) -> str:
-        """``median of: name: formula | ...`` of the fitted members."""
-        if not hasattr(self, "estimators_"):
-            raise ValueError("MedianOfModels is not fitted yet; call fit first")
-        return "median of: " + " | ".join(f"{name}: {est.formula(digits)}" if hasattr(est, "formula") else name
-                                          for name, est in self.estimators_)

@@ -39,13 +39,25 @@ from .ranges import check_saved_ranges, column_ranges, outside_fitted, range_dis
 from ..validation import (column_list, first_bad_row, missing_column_error, numeric_column, target_column,
                          validate_target)
 
-__all__ = ["ScaleIntervalModel", "default_fit_max", "inner_splits", "MIN_INNER_FIT", "MIN_INNER_TEST", "MAX_INFLATION"]
+__all__ = ["ScaleIntervalModel", "default_fit_max", "inner_splits", "MIN_INNER_FIT", "MIN_INNER_TEST", "MAX_INFLATION",
+           "DEFAULT_KAPPA", "DEFAULT_REGIME_KAPPA"]
 
 #: the fewest rows an inner split fits on and scores, so that a form can be fitted and the scores mean something
 MIN_INNER_FIT = 5
 MIN_INNER_TEST = 2
 #: the inner splits fit on the rows up to fit_max / r for each r (largest first: the farthest extrapolation first)
 INNER_RATIOS = (4.0, 2.0)
+#: the inflation κ a scaling study from small runs applies unless told otherwise: how much further beyond the fitted
+#: scale Pollux's shipped traces fell than their inner splits promised (each job of ``data/external/pollux``
+#: chosen and calibrated as ``perfkit fit --form auto`` with the step columns does on its rows with <= 16 GPUs, then
+#: scored on its rows with 32-64 GPUs; κ the conformal 90 % quantile of the pooled ratios |log(y/ŷ)|/d over the
+#: job's inner q). ``benchmarks/bench_small_runs.py`` recomputes it, and a test checks that it still holds
+DEFAULT_KAPPA = 1.87
+#: the factor ρ on the half-width of a ``regime`` row (one beyond the fit rows' node count or GPUs per node) in a
+#: scaling study: how much further Pollux's multi-node rows (<= 16 GPUs) fell than the κ-widened intervals of each
+#: job's single-node fit promised (the conformal 90 % quantile of the pooled ratios); recomputed by
+#: ``benchmarks/bench_small_runs.py``
+DEFAULT_REGIME_KAPPA = 2.48
 #: the largest ``inflation`` κ accepted (a wider factor on the log half-width gives intervals of 0 to inf seconds)
 MAX_INFLATION = 100.0
 
@@ -112,6 +124,13 @@ class ScaleIntervalModel(RowCapabilities, SavedModel, RegressorMixin, BaseEstima
         Columns measured in fit only (e.g. a synchronisation time): the inner predictions never see them.
     inflation : float, default 1.0
         κ > 0: the half-width is κ·q (:meth:`half_width`); 1 keeps the inner splits' q.
+    nodes : str, optional
+        The node-count column of a step-time model (``column`` its GPU count): rows that cross a boundary absent
+        from the fit rows (more nodes than any fit row, or more GPUs per node) are flagged ``regime``
+        (:meth:`regime`) and their half-width is multiplied by ``regime_inflation``.
+    regime_inflation : float, default 1.0
+        ρ > 0 on the half-width of the ``regime`` rows (e.g. :data:`DEFAULT_REGIME_KAPPA`, calibrated on other
+        jobs' traces).
 
     Attributes
     ----------
@@ -127,17 +146,22 @@ class ScaleIntervalModel(RowCapabilities, SavedModel, RegressorMixin, BaseEstima
     json_format = "perfkit.ScaleIntervalModel"
     json_version = 1
     fitted_keys = ("estimator", "scores", "ranges", "levels", "fit_time")
-    #: ``inflation``: absent from files written before it existed (they mean 1)
-    optional_settings = ("inflation",)
+    #: ``inflation``, ``nodes``, ``regime_inflation``: absent from files written before they existed (1, None, 1)
+    optional_settings = ("inflation", "nodes", "regime_inflation")
+    #: ``regime``: the fit rows' largest node count and GPUs per node (only with ``nodes``)
+    optional_fitted_keys = ("regime",)
     fitted_attribute = "scores_"
 
-    def __init__(self, estimator=None, *, column="n_gpus", fit_max=1.0, splits=(), phases=(), inflation=1.0):
+    def __init__(self, estimator=None, *, column="n_gpus", fit_max=1.0, splits=(), phases=(), inflation=1.0,
+                 nodes=None, regime_inflation=1.0):
         self.estimator = estimator
         self.column = column
         self.fit_max = fit_max
         self.splits = splits
         self.phases = phases
         self.inflation = inflation
+        self.nodes = nodes
+        self.regime_inflation = regime_inflation
 
     # ------------------------------------------------------------------ settings
     def _settings(self):
@@ -148,6 +172,11 @@ class ScaleIntervalModel(RowCapabilities, SavedModel, RegressorMixin, BaseEstima
         if self.column in phases:
             raise ValueError(f"column {self.column!r} is a phase column (measured in fit only), not a scale column")
         self._inflation()
+        if self.nodes is not None and (not isinstance(self.nodes, str) or not self.nodes or self.nodes == self.column
+                                       or self.nodes in phases):
+            raise ValueError(f"nodes: expected None or the node-count column (not {self.column!r} or a phase), got "
+                             f"{self.nodes!r}")
+        self._regime_inflation()
         return fit_max, _check_splits(self.splits, fit_max), phases
 
     def _inflation(self) -> float:
@@ -157,9 +186,15 @@ class ScaleIntervalModel(RowCapabilities, SavedModel, RegressorMixin, BaseEstima
                              f"transfer calibration gives about 1 to 3), got {self.inflation!r}")
         return kappa
 
+    def _regime_inflation(self) -> float:
+        rho = check_number("regime_inflation", self.regime_inflation, positive=True)
+        if rho > MAX_INFLATION:
+            raise ValueError(f"regime_inflation: expected at most {MAX_INFLATION:g}, got {self.regime_inflation!r}")
+        return rho
+
     @classmethod
     def _setting_names(cls) -> list:
-        return ["column", "fit_max", "splits", "phases", "inflation"]
+        return ["column", "fit_max", "splits", "phases", "inflation", "nodes", "regime_inflation"]
 
     @classmethod
     def _from_settings(cls, settings):
@@ -169,7 +204,7 @@ class ScaleIntervalModel(RowCapabilities, SavedModel, RegressorMixin, BaseEstima
     def _settings_doc(self) -> dict:
         fit_max, splits, phases = self._settings()
         return {"column": self.column, "fit_max": fit_max, "splits": [list(s) for s in splits], "phases": phases,
-                "inflation": self._inflation()}
+                "inflation": self._inflation(), "nodes": self.nodes, "regime_inflation": self._regime_inflation()}
 
     # ------------------------------------------------------------------ fit
     def fit(self, X, y):
@@ -223,6 +258,47 @@ class ScaleIntervalModel(RowCapabilities, SavedModel, RegressorMixin, BaseEstima
         self.levels_ = {c: list(dict.fromkeys(jsonable(v) for v in X[c].tolist())) for c in fitted.categorical_}
         self.scores_ = np.asarray(scores, dtype=float)
         self.n_calibration_ = len(self.scores_)
+        self.regime_ = None
+        if self.nodes is not None:
+            K, N = self._counts(X)
+            self.regime_ = {"nodes_max": float(N.max()), "per_node_max": float(np.ceil(K / N).max())}
+
+    def _counts(self, X):
+        """(GPUs, nodes) of the rows of ``X`` (``column`` and ``nodes``), nodes >= 1."""
+        if self.nodes not in X.columns:
+            raise missing_column_error(X, self.nodes, "nodes")
+        K = numeric_column(X, self.column, "extrapolation")
+        N = numeric_column(X, self.nodes, "nodes")
+        at = first_bad_row(~(np.isfinite(N) & (N >= 1)), X.index)
+        if at:
+            raise ValueError(f"column {self.nodes!r}: value {N[at[0]]:g} in row {at[1]!r} is not a node count >= 1")
+        return K, N
+
+    def regime(self, X):
+        """Boolean Series ``regime`` (index of ``X``): the rows that cross a boundary absent from the fit rows, more
+        nodes than any fit row (the first multi-node row when every fit row ran on one node) or more GPUs per node
+        (GPUs / nodes, rounded up); all False without ``nodes``."""
+        import pandas as pd
+
+        self._check_fitted()
+        flags = np.zeros(len(X), dtype=bool)
+        if getattr(self, "regime_", None):
+            K, N = self._counts(X)
+            flags = (N > self.regime_["nodes_max"]) | (np.ceil(K / N) > self.regime_["per_node_max"])
+        return pd.Series(flags, index=X.index, name="regime")
+
+    def regime_note(self) -> str:
+        """The fit rows' regime in words and what a row beyond it gets ("" without ``nodes``)."""
+        self._check_fitted()
+        r = getattr(self, "regime_", None)
+        if not r:
+            return ""
+        nodes = ("the fit rows hold no multi-node run" if r["nodes_max"] == 1 else
+                 f"the fit rows reach {r['nodes_max']:g} nodes")
+        rho = self._regime_inflation()
+        widen = f"their intervals widen by ρ = {rho:.3g}" if rho != 1 else "their intervals are not widened further"
+        return (f"regimes: {nodes} and at most {r['per_node_max']:g} GPUs per node; rows on more nodes or with more "
+                f"GPUs per node are marked regime (the interconnect they cross was never measured) and {widen}")
 
     # ------------------------------------------------------------------ predict
     def predict(self, X):
@@ -274,14 +350,17 @@ class ScaleIntervalModel(RowCapabilities, SavedModel, RegressorMixin, BaseEstima
         pred = self.predict(X)
         _refuse_nonfinite(X, ~(np.isfinite(pred) & (pred > 0)), "prediction")
         d = distance(v, float(self.fit_max)) + range_distance(X, self.ranges_, skip=(self.column,))
-        if math.isinf(q):
+        regime = self.regime(X).to_numpy()
+        q = np.where(regime, q * self._regime_inflation(), q) if not math.isinf(q) else q
+        if np.isinf(q).any():
             lower, upper = np.zeros(len(X)), np.full(len(X), np.inf)
         else:
             with np.errstate(over="ignore"):
                 lower, upper = pred * np.exp(-q * d), pred * np.exp(q * d)
             _refuse_nonfinite(X, ~(np.isfinite(upper) & (lower > 0)), "interval")
-        return pd.DataFrame({"predicted": pred, "lower": lower, "upper": upper, "distance": d,
-                             "extrapolated": flags.to_numpy()}, index=X.index)
+        out = pd.DataFrame({"predicted": pred, "lower": lower, "upper": upper, "distance": d,
+                            "extrapolated": flags.to_numpy()}, index=X.index)
+        return out.assign(regime=regime) if self.nodes is not None else out
 
     # ------------------------------------------------------------------ reports
     def summary(self) -> str:
@@ -292,7 +371,8 @@ class ScaleIntervalModel(RowCapabilities, SavedModel, RegressorMixin, BaseEstima
         splits = "; ".join(f"fit {self.column} <= {a:g}, score {b:g} to {c:g}" for a, b, c in self.splits)
         kappa = self._inflation()
         how = "" if kappa == 1 else f" times the inflation κ = {kappa:.3g}"
-        return (f"{inner}\nintervals: ŷ·exp(±q·d), d = 1 + log2({self.column} / {float(self.fit_max):g}) beyond "
+        regime = self.regime_note()
+        return (f"{inner}\n" + (f"{regime}\n" if regime else "") + f"intervals: ŷ·exp(±q·d), d = 1 + log2({self.column} / {float(self.fit_max):g}) beyond "
                 f"the fit rows (1 within); 90 % q = {q:.3g} from {self.n_calibration_} scores |log(y/ŷ)|/d of the "
                 f"inner splits ({splits}){how}")
 
@@ -300,7 +380,8 @@ class ScaleIntervalModel(RowCapabilities, SavedModel, RegressorMixin, BaseEstima
     def _fitted_doc(self) -> dict:
         return {"estimator": self.estimator_.to_doc(), "scores": [float(s) for s in self.scores_],
                 "ranges": {c: [float(lo), float(hi)] for c, (lo, hi) in self.ranges_.items()},
-                "levels": {c: list(lv) for c, lv in self.levels_.items()}, "fit_time": float(self.fit_time_)}
+                "levels": {c: list(lv) for c, lv in self.levels_.items()}, "fit_time": float(self.fit_time_),
+                **({"regime": dict(self.regime_)} if getattr(self, "regime_", None) else {})}
 
     @classmethod
     def _restore(cls, model, checked, reader):
@@ -326,4 +407,19 @@ class ScaleIntervalModel(RowCapabilities, SavedModel, RegressorMixin, BaseEstima
         model.scores_ = np.asarray(scores, dtype=float)
         model.n_calibration_ = len(scores)
         model.fit_time_ = reader.number("fit_time", minimum=0)
+        model.regime_ = _saved_regime(reader, model.nodes)
         return model
+
+
+def _saved_regime(reader, nodes):
+    """The saved ``regime`` (a model with ``nodes`` has one: its fit rows' largest node count and GPUs per node)."""
+    r = reader.get("regime")
+    if nodes is None:
+        if r is not None:
+            raise reader.fail("fitted.regime: only a model with a nodes column has one")
+        return None
+    ok = isinstance(r, dict) and sorted(r) == ["nodes_max", "per_node_max"] and all(
+        is_finite(v) and v >= 1 for v in r.values())
+    if not ok:
+        raise reader.fail("fitted.regime: expected {nodes_max, per_node_max}, numbers >= 1")
+    return {k: float(v) for k, v in r.items()}

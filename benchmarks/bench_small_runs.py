@@ -1,0 +1,249 @@
+"""Measured small, predict large, as a user would: ``perfkit fit --form auto`` on a file of small runs only.
+
+Run: ``.venv/bin/python benchmarks/bench_small_runs.py`` (Pollux's shipped traces, plus every Sia cluster whose
+tables are in ``build/external/sia``; writes ``benchmarks/results/small_runs.json`` and ``.md``). About 3 minutes
+per cluster on 2 cores.
+
+Protocol, per cluster and per job (each job a user with one file), the split of
+:func:`perfkit.model.uncertainty.extrapolation.factor_splits` on the cluster's GPU counts (fit on the rows with at
+most fit_max GPUs, the largest count <= G/4, G the cluster's largest; score the rows from 2·fit_max up, >= G/2 where
+G = 4·fit_max):
+
+1. the job's rows with at most fit_max GPUs are written to a CSV **holding nothing else**;
+2. ``perfkit fit CSV --target t_iter --form auto --gpus n_gpus --nodes n_nodes --batch batch_per_gpu --phases
+   sync_time --out MODEL`` (the CLI itself, in this process), which runs a scaling study from those rows alone
+   (the step forms chosen on inner extrapolation splits, intervals widened by the default κ);
+3. ``perfkit predict MODEL TEST.csv --interval 0.9`` on the job's rows with >= 2·fit_max GPUs.
+
+Baselines on the same fit rows and test rows: Chapter 7's (Pollux's model, the log-linear form with and without
+interactions, a random forest and gradient boosting tuned by CV on the fit rows;
+:func:`perfkit.chapters.ch7.compute.pollux_baselines`). Reported per cluster: the median over jobs of each model's
+MAPE (%), the CLI model's margin over the best baseline with a 95 % interval (bootstrap of the test rows within each
+job, every model on the same resamples: ``bench_scale.evidence``), the 90 % intervals' coverage, and the ratios
+|log(y/ŷ)|/d over the job's inner q from which :data:`perfkit.model.uncertainty.scale_intervals.DEFAULT_KAPPA` is
+recomputed (the conformal 90 % quantile of Pollux's pooled ratios). Pollux's coverage with that κ is in-sample for
+κ; the line "leave-one-job-out" gives Pollux's coverage with κ from the other five jobs' ratios instead.
+"""
+from __future__ import annotations
+
+import argparse
+import contextlib
+import io
+import sys
+import time
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _machine import machine_info, write_results  # noqa: E402
+from bench_scale import baselines, evidence, protocol, traces  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+OUT = Path(__file__).resolve().parent / "results" / "small_runs"
+WORK = ROOT / "build" / "small-runs"
+SIA = ROOT / "build" / "external" / "sia"
+SIA_CLUSTERS = ("azure", "dgx", "dgx-ext", "rtx")
+CONFIG = ["n_gpus", "n_nodes", "batch_per_gpu"]
+CLI = "the CLI (perfkit fit --form auto)"
+FIT_FLAGS = ["--target", "t_iter", "--form", "auto", "--gpus", "n_gpus", "--nodes", "n_nodes", "--batch",
+             "batch_per_gpu", "--phases", "sync_time"]
+
+
+def _cli(argv: list, log: Path) -> None:
+    """``perfkit ARGV`` in this process, its output appended to ``log``; a non-zero status is an error."""
+    from perfkit.cli import main
+
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        code = main([str(a) for a in argv])
+    with open(log, "a") as fh:
+        fh.write(f"$ perfkit {' '.join(map(str, argv))}\n{out.getvalue()}{err.getvalue()}\n")
+    if code != 0:
+        raise RuntimeError(f"perfkit {' '.join(map(str, argv))} exited {code}: {err.getvalue().strip()}")
+
+
+def run_job(job_rows, fit_max, test_min, folder: Path) -> dict:
+    """One job as a user: fit by the CLI on its small rows, predict its large rows; the baselines beside it."""
+    from perfkit.model.persist import load_model
+
+    cols = CONFIG + ["t_iter", "sync_time"]
+    fit = job_rows[job_rows.n_gpus <= fit_max][cols].reset_index(drop=True)
+    test = job_rows[job_rows.n_gpus >= test_min][cols].reset_index(drop=True)
+    folder.mkdir(parents=True, exist_ok=True)
+    fit_csv, test_csv, model, pred_csv, log = (folder / n for n in ("fit.csv", "test.csv", "model.json",
+                                                                    "predicted.csv", "cli.log"))
+    fit.to_csv(fit_csv, index=False)
+    test.drop(columns=["sync_time"]).to_csv(test_csv, index=False)
+    log.write_text("")
+    t0 = time.perf_counter()
+    _cli(["fit", fit_csv, *FIT_FLAGS, "--out", model], log)
+    _cli(["predict", model, test_csv, "--interval", "0.9", "--out", pred_csv], log)
+    seconds = time.perf_counter() - t0
+    pred = pd.read_csv(pred_csv)
+    saved = load_model(model)
+    q_inner = saved.half_width(0.9) / saved._inflation()
+    out = {CLI: pred["predicted"].to_numpy(dtype=float)}
+    X_fit, y_fit = fit[CONFIG], fit["t_iter"].to_numpy(dtype=float)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for name, est in baselines().items():
+            out[name] = np.asarray(est.fit(X_fit, y_fit).predict(test[CONFIG]), dtype=float)
+    y = test["t_iter"].to_numpy(dtype=float)
+    score = np.abs(np.log(y / out[CLI])) / pred["distance"].to_numpy(dtype=float)
+    return {"test": test, "predictions": out, "lower": pred["lower"].to_numpy(), "upper": pred["upper"].to_numpy(),
+            "ratio": score / q_inner, "q_inner": q_inner, "kappa": saved._inflation(), "seconds": seconds,
+            "chosen": saved.estimator_.formula(3)[:200], "n_fit": len(fit), "n_test": len(test)}
+
+
+def run_cluster(frame, name: str) -> dict:
+    """Every job of one cluster (:func:`run_job`), then the cluster's medians, margin and coverage."""
+    proto = protocol(frame)
+    fit_max, test_min = proto["fit_max"], proto["test_min"]
+    jobs = {}
+    for job in proto["jobs"]:
+        print(f"{name}: {job}", file=sys.stderr, flush=True)
+        jobs[job] = run_job(frame[frame.job == job], fit_max, test_min, WORK / name / job)
+    preds = {}
+    for model in jobs[proto["jobs"][0]]["predictions"]:
+        parts = [pd.DataFrame({"job": j, "t_iter": r["test"]["t_iter"].to_numpy(), "predicted": r["predictions"][model]})
+                 for j, r in jobs.items()]
+        preds[model] = pd.concat(parts, ignore_index=True)
+    y = preds[CLI]["t_iter"].to_numpy()
+    lo = np.concatenate([r["lower"] for r in jobs.values()])
+    hi = np.concatenate([r["upper"] for r in jobs.values()])
+    inside = (y >= lo) & (y <= hi)
+    mape = {m: float(np.median([np.mean(np.abs(p[p.job == j].predicted - p[p.job == j].t_iter) / p[p.job == j].t_iter)
+                                * 100 for j in proto["jobs"]])) for m, p in preds.items()}
+    return {"protocol": {k: (float(v) if isinstance(v, (int, float, np.floating)) else v) for k, v in proto.items()
+                         if k != "inner_splits"},
+            "mape_median": mape, "mape_by_job": {m: {j: float(np.mean(np.abs(p[p.job == j].predicted
+                                                                               - p[p.job == j].t_iter)
+                                                                        / p[p.job == j].t_iter) * 100)
+                                                      for j in proto["jobs"]} for m, p in preds.items()},
+            "evidence": evidence(preds, CLI), "coverage": float(inside.mean()), "n_test": int(len(y)),
+            "coverage_by_job": {j: float(np.mean((r["test"].t_iter >= r["lower"]) & (r["test"].t_iter <= r["upper"])))
+                                for j, r in jobs.items()},
+            "ratios": {j: r["ratio"].tolist() for j, r in jobs.items()},
+            "q_inner": {j: r["q_inner"] for j, r in jobs.items()}, "kappa": jobs[proto["jobs"][0]]["kappa"],
+            "chosen": {j: r["chosen"] for j, r in jobs.items()},
+            "seconds_cli": {j: r["seconds"] for j, r in jobs.items()}}
+
+
+def run_regime(frame) -> dict:
+    """ρ of the regime flag, calibrated on Pollux's traces: per job, the CLI fitted on its single-node rows only
+    (1-4 GPUs on one node), then every multi-node row with at most 16 GPUs predicted (each crosses the node
+    boundary the fit rows never did); ratio = |log(y/ŷ)|/d over the saved κ·q (the half-width the row would get
+    without ρ). ρ: the conformal 90 % quantile of the pooled ratios (a row with ratio <= ρ is inside)."""
+    from perfkit.model.persist import load_model
+
+    cols = CONFIG + ["t_iter", "sync_time"]
+    ratios, inside = {}, {}
+    for job in sorted(frame.job.unique()):
+        rows = frame[frame.job == job]
+        fit = rows[rows.n_nodes == 1][cols].reset_index(drop=True)
+        test = rows[(rows.n_nodes > 1) & (rows.n_gpus <= 16)][cols].reset_index(drop=True)
+        folder = WORK / "regime" / job
+        folder.mkdir(parents=True, exist_ok=True)
+        fit.to_csv(folder / "fit.csv", index=False)
+        test.drop(columns=["sync_time"]).to_csv(folder / "test.csv", index=False)
+        (folder / "cli.log").write_text("")
+        print(f"regime: {job}", file=sys.stderr, flush=True)
+        _cli(["fit", folder / "fit.csv", *FIT_FLAGS, "--out", folder / "model.json"], folder / "cli.log")
+        _cli(["predict", folder / "model.json", folder / "test.csv", "--interval", "0.9", "--out",
+              folder / "predicted.csv"], folder / "cli.log")
+        pred = pd.read_csv(folder / "predicted.csv")
+        saved = load_model(folder / "model.json")
+        rho = saved._regime_inflation()
+        y = test["t_iter"].to_numpy(dtype=float)
+        score = np.abs(np.log(y / pred["predicted"].to_numpy())) / pred["distance"].to_numpy()
+        ratios[job] = (score / saved.half_width(0.9)).tolist()
+        inside[job] = float(np.mean((y >= pred["lower"]) & (y <= pred["upper"])))
+        assert pred["regime"].all(), f"{job}: a multi-node row of a single-node fit is not marked regime"
+    return {"ratios": ratios, "rho_saved": rho, "rho": kappa_from(ratios), "coverage_by_job": inside,
+            "coverage": float(np.mean([v <= rho for r in ratios.values() for v in r])),
+            "n_rows": int(sum(len(r) for r in ratios.values()))}
+
+
+def kappa_from(ratios: dict, exclude=None) -> float:
+    """The conformal 90 % quantile of the pooled ratios (leaving out job ``exclude``)."""
+    from perfkit.model.uncertainty.extrapolation import conformal_quantile
+
+    pooled = [v for j, r in ratios.items() if j != exclude for v in r]
+    return conformal_quantile(pooled, 0.1, cap=True)
+
+
+def loo_coverage(res: dict) -> float:
+    """Coverage when each job's κ comes from the other jobs' ratios only (a ratio <= κ is inside)."""
+    inside = [v <= kappa_from(res["ratios"], exclude=j) for j, r in res["ratios"].items() for v in r]
+    return float(np.mean(inside))
+
+
+def markdown(results: dict, machine: dict, regime=None) -> str:
+    from perfkit.model.uncertainty.scale_intervals import DEFAULT_KAPPA, DEFAULT_REGIME_KAPPA
+
+    lines = ["# Measured small, predict large through the CLI: `perfkit fit --form auto` on a file of small runs",
+             "", f"Machine: {machine['cpu']}, {machine['cores']} cores; commit {machine['git_commit']}; "
+             f"{machine['date']}.", "",
+             "Per job: a CSV holding only its rows with <= G/4 GPUs; `perfkit fit --form auto` with the step flags "
+             "and `--phases sync_time`; `perfkit predict --interval 0.9` on its rows with >= G/2 GPUs. MAPE: median "
+             "over the cluster's jobs. Margin: the CLI model's median minus the best baseline's, points, 95 % "
+             "bootstrap interval (test rows resampled within each job, paired).", "",
+             "| cluster | jobs | fit → test GPUs | CLI MAPE % [95 %] | best baseline (MAPE %) | margin [95 %] | "
+             "90 % coverage (rows) | κ |", "|---|---|---|---|---|---|---|---|"]
+    for name, r in results.items():
+        p, ev = r["protocol"], r["evidence"]
+        s, m = ev["selected_median"], ev["margin"]
+        lines.append(f"| {name} | {len(p['jobs'])} | <= {p['fit_max']:g} → {p['test_min']:g}–{p['test_max']:g} | "
+                     f"{s['estimate']:.1f} [{s['interval'][0]:.1f}, {s['interval'][1]:.1f}] | {m['vs']} "
+                     f"({r['mape_median'][m['vs']]:.1f}) | {m['estimate']:+.1f} [{m['interval'][0]:+.1f}, "
+                     f"{m['interval'][1]:+.1f}] | {100 * r['coverage']:.1f} % ({r['n_test']}) | {r['kappa']:g} |")
+    if "Pollux" in results:
+        k = kappa_from(results["Pollux"]["ratios"])
+        lines += ["", f"κ recomputed from Pollux's pooled ratios: {k:.3f} (shipped default "
+                      f"`DEFAULT_KAPPA` = {DEFAULT_KAPPA:g}). Pollux's coverage with κ from the other five jobs "
+                      f"(leave-one-job-out): {100 * loo_coverage(results['Pollux']):.1f} %."]
+    if regime:
+        lines += ["", f"Regime flag: ρ recomputed on Pollux's single-node fits ({regime['n_rows']} multi-node rows "
+                      f"with <= 16 GPUs): {regime['rho']:.3f} (shipped `DEFAULT_REGIME_KAPPA` = "
+                      f"{DEFAULT_REGIME_KAPPA:g}); coverage of those rows with the shipped ρ: "
+                      f"{100 * regime['coverage']:.1f} %."]
+    lines += ["", "## MAPE % per model (median over jobs)", ""]
+    models = list(next(iter(results.values()))["mape_median"])
+    lines += ["| model | " + " | ".join(results) + " |", "|---|" + "---|" * len(results)]
+    for m in models:
+        lines.append(f"| {m} | " + " | ".join(f"{r['mape_median'][m]:.1f}" for r in results.values()) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--clusters", default="Pollux," + ",".join(SIA_CLUSTERS),
+                    help="comma-separated: Pollux and Sia clusters (read from build/external/sia when present)")
+    ap.add_argument("--out", default=str(OUT), help="results path without suffix")
+    ap.add_argument("--no-regime", dest="regime", action="store_false",
+                    help="skip the calibration of the regime flag's ρ on Pollux's single-node rows")
+    args = ap.parse_args(argv)
+    results, regime = {}, None
+    for name in [c.strip() for c in args.clusters.split(",") if c.strip()]:
+        if name == "Pollux":
+            frame = traces()[0]
+            if args.regime:
+                regime = run_regime(frame)
+        elif not any(SIA.glob(f"*/scalability-{name}.csv")):
+            print(f"{name}: no tables in {SIA}; skipped", file=sys.stderr)
+            continue
+        else:
+            frame = traces(SIA, name)[0]
+        results[name] = run_cluster(frame, name)
+    machine = machine_info()
+    md = markdown(results, machine, regime)
+    print(md)
+    write_results(args.out, {"machine": machine, "clusters": results, "regime": regime}, md)
+
+
+if __name__ == "__main__":
+    main()

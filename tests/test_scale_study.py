@@ -1,0 +1,129 @@
+"""A scaling study from small runs alone (`perfkit fit --form auto` with the step columns, or `--scale-of COL`): every
+row fitted, the model chosen on inner extrapolation splits, intervals widened by the transferred κ, and the
+`regime` flag on rows beyond the fit rows' node count or GPUs per node."""
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from perfkit.model.persist import load_model
+from perfkit.model.selection.by_scale import scale_splits, step_family
+from perfkit.model.uncertainty.scale_intervals import DEFAULT_KAPPA, DEFAULT_REGIME_KAPPA, ScaleIntervalModel
+from perfkit.study import FitSpec, run
+from tests.cli import one_error as _one_error, run_cli as _run
+
+COLS = ["n_gpus", "n_nodes", "batch_per_gpu", "t_iter", "sync_time"]
+STEP = dict(gpus="n_gpus", nodes="n_nodes", batch="batch_per_gpu", phases="sync_time")
+FLAGS = ["--target", "t_iter", "--form", "auto", "--gpus", "n_gpus", "--nodes", "n_nodes", "--batch",
+         "batch_per_gpu", "--phases", "sync_time"]
+
+
+@pytest.fixture(scope="module")
+def yolov3():
+    from perfkit.data import load_pollux
+
+    return load_pollux().query("job == 'yolov3'")[COLS].reset_index(drop=True)
+
+
+@pytest.fixture(scope="module")
+def small(yolov3):
+    """The study of yolov3's rows with at most 16 GPUs (the small end of Pollux's traces)."""
+    return run(FitSpec(target="t_iter", form="auto", **STEP), yolov3[yolov3.n_gpus <= 16], progress=False)
+
+
+@pytest.fixture(scope="module")
+def one_node(yolov3):
+    """The study of yolov3's single-node rows only (1-4 GPUs on one node)."""
+    return run(FitSpec(target="t_iter", form="auto", **STEP), yolov3[yolov3.n_nodes == 1], progress=False)
+
+
+def test_the_study_fits_every_row_and_chooses_on_inner_splits(small, yolov3):
+    fit = yolov3[yolov3.n_gpus <= 16]
+    assert small.spec.scale_study == "n_gpus" and small.n_fit == len(fit) and small.n_test == 0
+    assert small.scale == ("n_gpus", 16.0) and small.held_out is None and small.coverage is None
+    m = small.model
+    assert isinstance(m, ScaleIntervalModel) and m.inflation == DEFAULT_KAPPA == small.spec.kappa
+    assert m.splits == scale_splits(fit.n_gpus) == [(4.0, 8.0, 16.0), (6.0, 10.0, 16.0), (8.0, 12.0, 16.0)]
+    assert set(small.search_table.candidate) == set(step_family())  # every candidate scored on the inner splits
+    assert small.search_table.score.is_monotonic_increasing
+    chosen = small.search.names
+    assert chosen == small.search_table.candidate.head(len(chosen)).tolist()  # the best k, in order
+    assert small.inner["auto model"] == pytest.approx(small.search.score)  # what the fit rows alone say
+    assert {"random forest", "gradient boosting"} <= set(small.inner)
+    text = small.summary()
+    assert "scaling study on 588 rows (n_gpus up to 16)" in text and "no row held out" in text
+    assert f"widened by κ = {DEFAULT_KAPPA:g}, transferred from Pollux's shipped traces" in text
+    assert "the fit rows reach 16 nodes and at most 4 GPUs per node" in text
+
+
+def test_predictions_beyond_the_fit_rows_widen_and_stay_out_of_regime(small, yolov3):
+    big = yolov3[yolov3.n_gpus >= 32].drop(columns=["t_iter", "sync_time"])
+    iv = small.predict_interval(big, 0.9)
+    q = small.model.half_width(0.9)
+    assert np.allclose(iv.distance, 1 + np.log2(big.n_gpus / 16))
+    assert np.allclose(np.log(iv.upper / iv.predicted), q * iv.distance)
+    assert not iv.regime.any()  # Pollux's fit rows already hold 16 nodes and 4 GPUs per node
+
+
+def test_single_node_fit_rows_mark_the_multi_node_rows_regime(one_node, yolov3):
+    text = one_node.summary()
+    assert ("regimes: the fit rows hold no multi-node run and at most 4 GPUs per node; rows on more nodes or with "
+            "more GPUs per node are marked regime") in text
+    assert f"their intervals widen by ρ = {DEFAULT_REGIME_KAPPA:.3g}" in text
+    rows = pd.DataFrame({"n_gpus": [4, 4, 8, 16], "n_nodes": [1, 2, 2, 4], "batch_per_gpu": [8] * 4})
+    iv = one_node.predict_interval(rows, 0.9)
+    assert iv.regime.tolist() == [False, True, True, True]
+    q = one_node.model.half_width(0.9)
+    assert np.log(iv.upper / iv.predicted).iloc[0] == pytest.approx(q * iv.distance.iloc[0])
+    assert np.allclose(np.log(iv.upper / iv.predicted).iloc[1:], q * DEFAULT_REGIME_KAPPA * iv.distance.iloc[1:])
+    back = load_model(one_node.model.to_json())  # the regime and ρ are saved with the model
+    assert back.regime_ == {"nodes_max": 1.0, "per_node_max": 4.0}
+    assert back.predict_interval(rows, 0.9).equals(iv)
+    doc = json.loads(one_node.model.to_json())
+    doc["fitted"]["regime"] = {"nodes_max": 0}
+    with pytest.raises(ValueError, match="fitted.regime"):
+        load_model(json.dumps(doc))
+
+
+def test_the_cli_saves_a_model_that_predicts_with_regime(capsys, tmp_path, yolov3):
+    yolov3[(yolov3.n_nodes == 1) & (yolov3.batch_per_gpu <= 16)].to_csv(tmp_path / "small.csv", index=False)
+    pd.DataFrame({"n_gpus": [2, 8], "n_nodes": [1, 2], "batch_per_gpu": [8, 8]}).to_csv(tmp_path / "big.csv",
+                                                                                     index=False)
+    r = _run(capsys, "fit", tmp_path / "small.csv", *FLAGS, "--inflation", "1.5", "--out", tmp_path / "m.json")
+    assert r.code == 0, r.err
+    assert "intervals beyond the fitted scale widened by κ = 1.5 (--inflation)" in r.out
+    assert "the fit rows hold no multi-node run" in r.out
+    r = _run(capsys, "predict", tmp_path / "m.json", tmp_path / "big.csv", "--interval", "0.9", "--out",
+             tmp_path / "p.csv")
+    assert r.code == 0, r.err
+    assert pd.read_csv(tmp_path / "p.csv").regime.tolist() == [False, True]
+
+
+@pytest.mark.parametrize("args, pattern", [
+    (["--scale-of", "n_gpus", "--extrapolate", "n_gpus:4"],
+     r"--scale-of n_gpus and --extrapolate n_gpus:4: give one"),
+    (["--scale-of", "n_gpus", "--test-size", "0.3"], r"--scale-of n_gpus and --test-size 0.3: give one"),
+    (["--select", "best"], r"--select: not in a scaling study \(--scale-of n_gpus\).*give --test-size"),
+    (["--intervals", "cv+"], r"--intervals cv\+: with a scaling study \(--scale-of\) the intervals are calibrated"),
+    (["--scale-of", "gpus"], r"--scale-of column 'gpus' not found"),
+    (["--scale-of", "sync_time"], r"--scale-of sync_time: column 'sync_time' is the --phases column"),
+])
+def test_bad_scaling_study_flags_are_one_clean_error(capsys, tmp_path, yolov3, args, pattern):
+    yolov3[yolov3.n_gpus <= 16].to_csv(tmp_path / "small.csv", index=False)
+    _one_error(_run(capsys, "fit", tmp_path / "small.csv", *FLAGS, "--out", tmp_path / "bad.json", *args), pattern)
+
+
+def test_rows_without_an_inner_split_are_refused_by_name(capsys, tmp_path, yolov3):
+    yolov3[yolov3.n_gpus <= 2].to_csv(tmp_path / "tiny.csv", index=False)
+    _one_error(_run(capsys, "fit", tmp_path / "tiny.csv", *FLAGS, "--out", tmp_path / "bad.json"),
+               r"--scale-of n_gpus: the rows' values of 'n_gpus' \(1, 2\) leave no inner extrapolation split")
+
+
+def test_inflation_needs_a_scale(capsys, tmp_path, yolov3):
+    yolov3.to_csv(tmp_path / "all.csv", index=False)
+    _one_error(_run(capsys, "fit", tmp_path / "all.csv", "--target", "t_iter", "--form", "pollux", "--gpus", "n_gpus",
+                    "--nodes", "n_nodes", "--batch", "batch_per_gpu", "--inflation", "2", "--out",
+                    tmp_path / "bad.json"),
+               r"--inflation widens the intervals beyond the fitted scale: it needs --extrapolate COL\[:MAX\] or "
+               r"--scale-of COL")
