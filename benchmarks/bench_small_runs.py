@@ -1,8 +1,9 @@
 """Measured small, predict large, as a user would: ``perfkit fit --form auto`` on a file of small runs only.
 
-Run: ``.venv/bin/python benchmarks/bench_small_runs.py`` (Pollux's shipped traces, plus every Sia cluster whose
-tables are in ``build/external/sia``; writes ``benchmarks/results/small_runs.json`` and ``.md``). About 3 minutes
-per cluster on 2 cores.
+Run: ``.venv/bin/python benchmarks/bench_small_runs.py --clusters Pollux --out benchmarks/results/small_runs_pollux``
+(Pollux's shipped traces, and the calibration of the regime flag's ρ) and ``... --clusters azure,dgx,dgx-ext,rtx
+--no-regime --out benchmarks/results/small_runs_sia`` (the Sia clusters whose tables are in ``build/external/sia``,
+not shipped: see ``benchmarks/README.md``); each writes ``.json`` and ``.md``. About 1 minute per job on 2 cores.
 
 Protocol, per cluster and per job (each job a user with one file), the split of
 :func:`perfkit.model.uncertainty.extrapolation.factor_splits` on the cluster's GPU counts (fit on the rows with at
@@ -230,15 +231,15 @@ def main(argv=None):
     results, regime = {}, None
     for name in [c.strip() for c in args.clusters.split(",") if c.strip()]:
         if name == "Pollux":
-            frame = traces()[0]
+            frame, source, provenance = traces()
             if args.regime:
                 regime = run_regime(frame)
         elif not any(SIA.glob(f"*/scalability-{name}.csv")):
             print(f"{name}: no tables in {SIA}; skipped", file=sys.stderr)
             continue
         else:
-            frame = traces(SIA, name)[0]
-        results[name] = run_cluster(frame, name)
+            frame, source, provenance = traces(SIA, name)
+        results[name] = {**run_cluster(frame, name), "source": source, "provenance": provenance}
     machine = machine_info()
     md = markdown(results, machine, regime)
     print(md)

@@ -127,3 +127,21 @@ def test_inflation_needs_a_scale(capsys, tmp_path, yolov3):
                     tmp_path / "bad.json"),
                r"--inflation widens the intervals beyond the fitted scale: it needs --extrapolate COL\[:MAX\] or "
                r"--scale-of COL")
+
+
+def test_the_shipped_kappa_and_rho_are_what_the_benchmark_recomputes():
+    """κ and ρ are constants of the code; ``benchmarks/bench_small_runs.py`` recomputes both from Pollux's traces
+    through the CLI (results committed): a change of the model or the rule that moves them fails here."""
+    from pathlib import Path
+
+    from perfkit.model.uncertainty.extrapolation import conformal_quantile
+
+    res = json.loads((Path(__file__).resolve().parents[1] / "benchmarks" / "results" /
+                      "small_runs_pollux.json").read_text())
+    ratios = res["clusters"]["Pollux"]["ratios"]
+    kappa = conformal_quantile([v for r in ratios.values() for v in r], 0.1, cap=True)
+    assert round(kappa, 2) == DEFAULT_KAPPA and res["clusters"]["Pollux"]["kappa"] == DEFAULT_KAPPA
+    regime = res["regime"]
+    rho = conformal_quantile([v for r in regime["ratios"].values() for v in r], 0.1, cap=True)
+    assert round(rho, 2) == DEFAULT_REGIME_KAPPA and regime["rho_saved"] == DEFAULT_REGIME_KAPPA
+    assert regime["n_rows"] > 1000 and 0.85 <= regime["coverage"] <= 0.95
