@@ -12,8 +12,9 @@ G = 4·fit_max):
 
 1. the job's rows with at most fit_max GPUs are written to a CSV **holding nothing else**;
 2. ``perfkit fit CSV --target t_iter --form auto --gpus n_gpus --nodes n_nodes --batch batch_per_gpu --phases
-   sync_time --out MODEL`` (the CLI itself, in this process), which runs a scaling study from those rows alone
-   (the step forms chosen on inner extrapolation splits, intervals widened by the default κ);
+   sync_time --cluster CLUSTER --job JOB --out MODEL`` (the CLI itself, in this process), which runs a scaling
+   study from those rows alone (the step forms and the communication-prior form of the hardware tables chosen on
+   inner extrapolation splits, intervals widened by the default κ);
 3. ``perfkit predict MODEL TEST.csv --interval 0.9`` on the job's rows with >= 2·fit_max GPUs.
 
 Baselines on the same fit rows and test rows: Chapter 7's (Pollux's model, the log-linear form with and without
@@ -49,6 +50,8 @@ SIA = ROOT / "build" / "external" / "sia"
 SIA_CLUSTERS = ("azure", "dgx", "dgx-ext", "rtx")
 CONFIG = ["n_gpus", "n_nodes", "batch_per_gpu"]
 CLI = "the CLI (perfkit fit --form auto)"
+#: the hardware table's name of each cluster (Pollux ran on AWS g4dn.12xlarge nodes)
+CLUSTER = {"Pollux": "aws"}
 FIT_FLAGS = ["--target", "t_iter", "--form", "auto", "--gpus", "n_gpus", "--nodes", "n_nodes", "--batch",
              "batch_per_gpu", "--phases", "sync_time"]
 
@@ -67,7 +70,12 @@ def _cli(argv: list, log: Path) -> None:
         raise RuntimeError(f"perfkit {' '.join(map(str, argv))} exited {code}: {err.getvalue().strip()}")
 
 
-def run_job(job_rows, fit_max, test_min, folder: Path) -> dict:
+def _hardware(cluster: str, job: str) -> list:
+    """``--cluster``/``--job`` of the hardware tables (the communication prior), as a user would give them."""
+    return ["--cluster", cluster, "--job", job]
+
+
+def run_job(job_rows, fit_max, test_min, folder: Path, cluster: str) -> dict:
     """One job as a user: fit by the CLI on its small rows, predict its large rows; the baselines beside it."""
     from perfkit.model.persist import load_model
 
@@ -81,7 +89,8 @@ def run_job(job_rows, fit_max, test_min, folder: Path) -> dict:
     test.drop(columns=["sync_time"]).to_csv(test_csv, index=False)
     log.write_text("")
     t0 = time.perf_counter()
-    _cli(["fit", fit_csv, *FIT_FLAGS, "--out", model], log)
+    job = str(job_rows.job.iloc[0])
+    _cli(["fit", fit_csv, *FIT_FLAGS, *_hardware(cluster, job), "--out", model], log)
     _cli(["predict", model, test_csv, "--interval", "0.9", "--out", pred_csv], log)
     seconds = time.perf_counter() - t0
     pred = pd.read_csv(pred_csv)
@@ -107,7 +116,7 @@ def run_cluster(frame, name: str) -> dict:
     jobs = {}
     for job in proto["jobs"]:
         print(f"{name}: {job}", file=sys.stderr, flush=True)
-        jobs[job] = run_job(frame[frame.job == job], fit_max, test_min, WORK / name / job)
+        jobs[job] = run_job(frame[frame.job == job], fit_max, test_min, WORK / name / job, CLUSTER.get(name, name))
     preds = {}
     for model in jobs[proto["jobs"][0]]["predictions"]:
         parts = [pd.DataFrame({"job": j, "t_iter": r["test"]["t_iter"].to_numpy(), "predicted": r["predictions"][model]})
@@ -153,7 +162,8 @@ def run_regime(frame) -> dict:
         test.drop(columns=["sync_time"]).to_csv(folder / "test.csv", index=False)
         (folder / "cli.log").write_text("")
         print(f"regime: {job}", file=sys.stderr, flush=True)
-        _cli(["fit", folder / "fit.csv", *FIT_FLAGS, "--out", folder / "model.json"], folder / "cli.log")
+        _cli(["fit", folder / "fit.csv", *FIT_FLAGS, *_hardware("aws", job), "--out", folder / "model.json"],
+             folder / "cli.log")
         _cli(["predict", folder / "model.json", folder / "test.csv", "--interval", "0.9", "--out",
               folder / "predicted.csv"], folder / "cli.log")
         pred = pd.read_csv(folder / "predicted.csv")

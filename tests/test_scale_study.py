@@ -100,6 +100,27 @@ def test_the_cli_saves_a_model_that_predicts_with_regime(capsys, tmp_path, yolov
     assert pd.read_csv(tmp_path / "p.csv").regime.tolist() == [False, True]
 
 
+def test_with_the_hardware_the_regime_rows_are_priced_by_the_prior(capsys, tmp_path, yolov3):
+    from perfkit.model.forms.commprior import CommPriorStepModel
+
+    yolov3[yolov3.n_nodes == 1].to_csv(tmp_path / "small.csv", index=False)
+    big = pd.DataFrame({"n_gpus": [2, 8, 16], "n_nodes": [1, 2, 4], "batch_per_gpu": [8, 8, 8]})
+    big.to_csv(tmp_path / "big.csv", index=False)
+    r = _run(capsys, "fit", tmp_path / "small.csv", *FLAGS, "--cluster", "aws", "--job", "yolov3", "--out",
+             tmp_path / "m.json")
+    assert r.code == 0, r.err
+    assert "communication prior: job yolov3 synchronises 2.465e+08 bytes a step; cluster aws: 15.75 GB/s per GPU " \
+           "inside a node, network 6.25 GB/s" in r.out
+    assert "predicted by the CommPriorStepModel (priced by the hardware)" in r.out
+    model = load_model(tmp_path / "m.json")
+    prior = model.regime_estimator_
+    assert isinstance(prior, CommPriorStepModel) and prior.prior_ == {"intra": "fitted",
+                                                                      "inter": "prior: the intra level's"}
+    pred = model.predict(big)
+    assert pred[0] == pytest.approx(model.estimator_.predict(big.iloc[:1])[0])  # inside the regime: the chosen model
+    assert np.allclose(pred[1:], prior.predict(big.iloc[1:]))  # beyond it: the hardware's prior
+
+
 @pytest.mark.parametrize("args, pattern", [
     (["--scale-of", "n_gpus", "--extrapolate", "n_gpus:4"],
      r"--scale-of n_gpus and --extrapolate n_gpus:4: give one"),

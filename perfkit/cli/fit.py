@@ -111,17 +111,18 @@ def _add_scale_arguments(parser) -> None:
                              "Default MAX: the largest value of COL at most half its largest (the held-out rows "
                              "reach at least 2x)")
     parser.add_argument("--scale-of", default=None, metavar="COL",
-                        help="a scaling study from small runs along COL: every row is fitted, none is held out, the "
-                             "model is chosen on inner extrapolation splits of the rows (fit on the small values, "
-                             "score the larger), and its saved intervals widen beyond the largest value. The "
-                             "default of --form auto with --gpus/--nodes/--batch (without --extrapolate or "
-                             "--test-size): the --gpus column, the step forms scored so")
+                        help="a scaling study from small runs along COL: every row fitted, the model chosen on inner "
+                             "extrapolation splits, intervals widening beyond the largest value (the default of "
+                             "--form auto with --gpus/--nodes/--batch and neither --extrapolate nor --test-size)")
+    parser.add_argument("--cluster", default=None, metavar="NAME|FILE.csv:NAME",
+                        help="with --job, in a scaling study: the cluster (GPUs per node, bandwidths) in "
+                             "data/external/hardware/clusters.csv or your own CSV; the communication-prior form joins")
+    parser.add_argument("--job", default=None, metavar="NAME|FILE.csv:NAME",
+                        help="with --cluster: the job (parameters, gradient precision) in "
+                             "data/external/hardware/jobs.csv or your own CSV")
     parser.add_argument("--inflation", type=float, default=None, metavar="K",
-                        help="multiply the width of the saved intervals beyond the fitted scale by K: with "
-                             "--extrapolate (default 1) or in a scaling study (default: the κ transferred from "
-                             "Pollux's shipped traces, printed with the fit), e.g. a factor calibrated on other jobs "
-                             "of the same cluster (perfkit.model.uncertainty.extrapolation.calibrate_transfer); one "
-                             "job's own inner splits tend to be too narrow for the jump beyond its largest scale")
+                        help="multiply the width of the saved intervals beyond the fitted scale by K (default 1 "
+                             "with --extrapolate; in a scaling study the κ transferred from Pollux's traces)")
 
 
 def _spec_fields():
@@ -145,7 +146,8 @@ def spec_from_args(args):
                    extrapolate=args.extrapolate, cv=args.cv, intervals=args.intervals, calibrate=args.calibrate,
                    select=args.select, reference=not args.no_reference, network=args.network,
                    fixed=pairs(args.fixed, "--fixed"), gpus=args.gpus, nodes=args.nodes, batch=args.batch,
-                   phases=args.phases, inflation=args.inflation, scale_of=args.scale_of, n_jobs=args.jobs)
+                   phases=args.phases, inflation=args.inflation, scale_of=args.scale_of, cluster=args.cluster,
+                   job=args.job, n_jobs=args.jobs)
 
 
 def run(args, argv=None) -> None:

@@ -25,12 +25,15 @@ __all__ = ["WRAPPER_FORMATS", "model_formats", "ENVELOPE_KEYS", "SavedModel", "F
            "model_from_doc", "read_envelope", "dump_json", "load_json", "jsonable", "json_tree", "json_kind",
            "is_number", "is_finite", "leverage_from_doc"]
 
-#: ``format`` of a saved wrapper (a model around a form, not a form) → (module of :mod:`perfkit.model`, class); the
-#: forms' own formats are in :mod:`perfkit.model.forms.registry`
+#: ``format`` of a saved model the registry does not list → (module of :mod:`perfkit.model`, class): the wrappers (a
+#: model around a form, not a form) and the forms a scaling study builds itself (the median of forms; the
+#: communication-prior form, which needs the hardware's facts); the registry's forms are in
+#: :mod:`perfkit.model.forms.registry`
 WRAPPER_FORMATS = {
     "perfkit.ConformalRegressor": ("uncertainty.conformal", "ConformalRegressor"),
     "perfkit.ScaleIntervalModel": ("uncertainty.scale_intervals", "ScaleIntervalModel"),
     "perfkit.MedianOfModels": ("forms.median", "MedianOfModels"),
+    "perfkit.CommPriorStepModel": ("forms.commprior", "CommPriorStepModel"),
 }
 #: the keys of every model document, in the order they are written
 ENVELOPE_KEYS = ("format", "version", "settings", "fitted")

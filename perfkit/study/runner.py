@@ -165,7 +165,7 @@ def _calibrate(spec: FitSpec, best, sp: Split, progress):
             sp.X_fit, sp.y_fit)
 
 
-def _scale_model(spec: FitSpec, estimator, sp: Split, fitted=None):
+def _scale_model(spec: FitSpec, estimator, sp: Split, fitted=None, regime_estimator=None):
     """``estimator`` with intervals that widen beyond (COL, MAX), calibrated on the inner splits of the fit rows
     (fitted on them unless ``fitted``, the same form already fitted on the fit rows, is given), their half-width
     multiplied by ``inflation``."""
@@ -176,7 +176,7 @@ def _scale_model(spec: FitSpec, estimator, sp: Split, fitted=None):
     if spec.scale_study is not None and spec.step_roles and col == spec.gpus:  # regimes: nodes and GPUs per node
         from ..model.uncertainty.scale_intervals import DEFAULT_REGIME_KAPPA
 
-        regime = dict(nodes=spec.nodes, regime_inflation=DEFAULT_REGIME_KAPPA)
+        regime = dict(nodes=spec.nodes, regime_inflation=DEFAULT_REGIME_KAPPA, regime_estimator=regime_estimator)
     model = ScaleIntervalModel(estimator, column=col, fit_max=top, splits=_splits(spec, sp), phases=list(spec.phases),
                                inflation=spec.kappa, **regime)
     return model.fit(sp.X_fit, sp.y_fit) if fitted is None else model.calibrate(fitted, sp.X_fit, sp.y_fit)
@@ -250,18 +250,26 @@ def _scale_search(spec: FitSpec, sp: Split, header, say):
     """A scaling study with the step columns: the step-form family scored on inner extrapolation splits of the
     rows, the median of the best k kept, intervals that widen beyond the largest scale; returns (saved model,
     choice, summary lines)."""
-    from ..model.selection.by_scale import choose_by_scale, step_family
+    from ..model.selection.by_scale import choose_by_scale, hardware_prior, step_family
 
     col, top = sp.scale
     splits = _splits(spec, sp)
-    family = step_family(**spec.step_roles, sync_column=spec.phases[0] if spec.phases else None)
+    comm = hardware_prior(spec.cluster, spec.job) if spec.cluster is not None else None
+    if comm is not None:
+        net = "unknown" if comm["inter_gbps"] is None else f"{comm['inter_gbps']:g} GB/s"
+        line = (f"communication prior: job {spec.job} synchronises {comm['grad_bytes']:.4g} bytes a step; cluster "
+                f"{spec.cluster}: {comm['intra_gbps']:g} GB/s per GPU inside a node, network {net}")
+        header.append(line)
+        say(line)
+    family = step_family(**spec.step_roles, sync_column=spec.phases[0] if spec.phases else None, comm=comm)
     shown = "; ".join(f"fit {col} <= {a:g}, score {b:g} to {c:g}" for a, b, c in splits)
     line = (f"scaling study on {len(sp.X_fit)} rows ({col} up to {top:g}): {len(family)} step forms scored on "
             f"inner extrapolation splits ({shown}); {sp.held_out()}")
     header.append(line)
     say(line)
     choice = choose_by_scale(family, sp.X_fit, sp.y_fit, col, splits, predict_drop=list(spec.phases))
-    model = _scale_model(spec, choice.estimator, sp)
+    ranked = [c for c in choice.scores.candidate if c.startswith("comm[")]  # the best prior form on the inner splits
+    model = _scale_model(spec, choice.estimator, sp, regime_estimator=family[ranked[0]] if ranked else None)
     with pd.option_context("display.width", 160, "display.max_rows", 200):
         table = choice.scores.head(8).to_string(index=False, float_format=lambda v: f"{v:.3g}")
     lines = ["", f"chosen: {choice.label} (inner MAPE {choice.score:.3g} %; the median of the best k, k from 1 to "

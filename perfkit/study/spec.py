@@ -144,6 +144,11 @@ class FitSpec:
         chosen on inner extrapolation splits of the rows, and its intervals widen beyond the largest value. The
         default with ``form="auto"`` and the step columns (neither ``extrapolate`` nor ``test_size`` given): the
         GPU column.
+    cluster, job : str, optional
+        In a scaling study with the step columns: the cluster and the job, by name in perfkit's hardware tables
+        (``data/external/hardware``) or as ``FILE.csv:NAME`` in a table of your own with the same columns. Both
+        given, the communication-prior form (:class:`~perfkit.model.forms.commprior.CommPriorStepModel`: gradient
+        bytes over each level's bandwidth) joins the candidates.
     level : float, default 0.9
         Coverage of the intervals whose held-out coverage the study reports (strictly between 0 and 1).
     baselines : list of str, optional
@@ -180,6 +185,8 @@ class FitSpec:
     phases: tuple = ()
     inflation: float | None = None
     scale_of: str | None = None
+    cluster: str | None = None
+    job: str | None = None
     level: float = 0.9
     baselines: tuple | None = None
     n_jobs: int = -1
@@ -209,6 +216,8 @@ class FitSpec:
         "inflation": [None, Number(low=0, open_low=True, high=_max_inflation,
                              words="a number{range} (the factor κ on the intervals' width)")],
         "scale_of": [None, Text()],
+        "cluster": [None, Text()],
+        "job": [None, Text()],
         "level": [Number(low=0, open_low=True, words="a coverage strictly between 0 and 1, e.g. 0.9")],
         "n_jobs": [Integer(nonzero=True, words="a non-zero integer (1 = one at a time, -1 = all cores)")],
     }
@@ -376,6 +385,15 @@ def _check_form(spec: FitSpec) -> None:
     if spec.scale_of is not None and spec.form == DEFAULT_FORM and not spec.calibrate:
         raise ValueError(f"{name('scale_of')}: a scaling study saves intervals that widen beyond the fitted scale; "
                          f"{given('form', DEFAULT_FORM)} saves them only with {name('calibrate')}")
+    if (spec.cluster is None) != (spec.job is None):
+        given_one = "cluster" if spec.cluster is not None else "job"
+        missing = "job" if given_one == "cluster" else "cluster"
+        raise ValueError(f"{given(given_one, getattr(spec, given_one))} needs {name(missing)} too: the prior prices "
+                         "the job's gradient bytes on the cluster's links")
+    if spec.cluster is not None and (spec.scale_study is None or not spec.step_roles):
+        raise ValueError(f"{name('cluster')}/{name('job')} give the communication prior of a scaling study with the "
+                         f"step columns ({given('form', AUTO)} with {name('gpus')}, {name('nodes')}, {name('batch')}, "
+                         f"without {name('extrapolate')} or {name('test_size')})")
     if spec.select is not None and spec.scale_study is not None:
         raise ValueError(f"{name('select')}: not in a scaling study ({name('scale_of')} {spec.scale_study}), which "
                          f"selects by inner extrapolation splits of the rows; for a random split scored by CV give "

@@ -41,7 +41,7 @@ from ..uncertainty.ranges import check_saved_ranges, column_ranges
 from ..roles import count_column, record_roles
 from ..validation import first_bad_row, missing_column_error, numeric_column, plain_value, validate_target
 
-__all__ = ["PolluxStepModel", "PhaseAwareStepModel", "SYNC_FORMS", "LOSSES", "step_columns"]
+__all__ = ["PolluxStepModel", "PhaseAwareStepModel", "SYNC_FORMS", "LOSSES", "step_columns", "overlap"]
 
 #: multi-node synchronisation forms of :class:`PhaseAwareStepModel` → names of their basis terms φ_j(K)
 SYNC_FORMS = {"linear": ("K-2",), "log": ("ln K",), "sqrt": ("sqrt K",), "ring": ("2(K-1)/K", "K-1"),
@@ -95,7 +95,7 @@ def step_columns(X, gpus: str, nodes: str, batch: str):
     return K, N, m
 
 
-def _overlap(tg, ts, gamma):
+def overlap(tg, ts, gamma):
     """(T_grad^γ + T_sync^γ)^(1/γ), computed stably (scaled by the larger part)."""
     big = np.maximum(np.maximum(tg, ts), 1e-300)
     return big * ((tg / big) ** gamma + (ts / big) ** gamma) ** (1.0 / gamma)
@@ -289,7 +289,7 @@ class PolluxStepModel(_StepModel):
         tg = ag + bg * m
         ts = np.where(N > 1, an + bn * np.maximum(K - 2, 0), al + bl * np.maximum(K - 2, 0))
         ts = np.where(K > 1, ts, 0.0)
-        return tg, ts, _overlap(tg, ts, g)
+        return tg, ts, overlap(tg, ts, g)
 
     def fit(self, X, y):
         """Fit to measured step times ``y`` (> 0) of the configurations ``X``; returns self."""
@@ -418,7 +418,7 @@ class PhaseAwareStepModel(_StepModel):
         if self.node_slope:
             node = node + theta[5 + k_terms] * np.maximum(N - 2, 0)
         ts = np.where(K > 1, np.where(N > 1, node, local), 0.0)
-        return tg, ts, _overlap(tg, ts, theta[-1])
+        return tg, ts, overlap(tg, ts, theta[-1])
 
     def _phase(self, X, y):
         """The measured synchronisation time of each row (``sync_column``), checked; None without phases."""

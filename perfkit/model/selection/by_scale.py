@@ -16,11 +16,12 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from ..forms.commprior import CommPriorStepModel
 from ..forms.median import MedianOfModels
 from ..forms.stepmodels import PhaseAwareStepModel, PolluxStepModel
 from ..uncertainty.extrapolation import factor_inner_splits, select_median_of_top
 
-__all__ = ["step_family", "scale_splits", "ScaleChoice", "choose_by_scale"]
+__all__ = ["step_family", "scale_splits", "ScaleChoice", "choose_by_scale", "hardware_prior"]
 
 #: the synchronisation forms, robust losses and sync weights of :func:`step_family` (``quick``: the first of each)
 FAMILY_FORMS = ("log", "linear", "sqrt", "ring", "ringlog")
@@ -29,11 +30,12 @@ FAMILY_WEIGHTS = (0.0, 1.0)
 
 
 def step_family(gpus="n_gpus", nodes="n_nodes", batch="batch_per_gpu", sync_column="sync_time",
-                quick: bool = False) -> dict:
+                quick: bool = False, comm: dict | None = None) -> dict:
     """The phase-aware step-time candidates (simplest first: a tie goes to the first) and Pollux's model, as
     name → unfitted estimator. Without ``sync_column`` (no measured phase) the phase-aware forms fit the step time
     alone and the sync weight has no block to weigh (only w=0 is tried). ``quick``: the log and linear forms with
-    the huber loss only."""
+    the huber loss only. ``comm``: ``{"grad_bytes", "intra_gbps", "inter_gbps"}`` of the job and the cluster (see
+    :func:`hardware_prior`); the communication-prior form joins with each loss and weight."""
     forms = FAMILY_FORMS[:2] if quick else FAMILY_FORMS
     losses = ("huber",) if quick else FAMILY_LOSSES
     weights = (0.0,) if quick or sync_column is None else FAMILY_WEIGHTS
@@ -43,8 +45,40 @@ def step_family(gpus="n_gpus", nodes="n_nodes", batch="batch_per_gpu", sync_colu
             for w in weights:
                 out[f"phase[{form}, {loss}, w={w:g}]"] = PhaseAwareStepModel(
                     gpus, nodes, batch, sync_column=sync_column, sync_form=form, loss=loss, sync_weight=w)
+    if comm is not None:
+        for loss in losses:
+            for w in weights:
+                out[f"comm[{loss}, w={w:g}]"] = CommPriorStepModel(gpus, nodes, batch, sync_column=sync_column,
+                                                                   loss=loss, sync_weight=w, **comm)
     out["pollux"] = PolluxStepModel(gpus, nodes, batch)
     return out
+
+
+def _table_and_name(value: str, what: str):
+    """``"NAME"`` → (None, NAME): the shipped table; ``"FILE.csv:NAME"`` → (FILE.csv, NAME)."""
+    path, sep, rest = value.rpartition(":")
+    if sep and path.lower().endswith(".csv"):
+        return path, rest
+    return None, value
+
+
+def hardware_prior(cluster: str, job: str) -> dict:
+    """``{"grad_bytes", "intra_gbps", "inter_gbps"}`` for :class:`~perfkit.model.forms.commprior.CommPriorStepModel`
+    from the hardware tables (:mod:`perfkit.data.hardware`): ``cluster`` and ``job`` by name in the shipped tables,
+    or ``"FILE.csv:NAME"`` in a table of one's own. An unknown network bandwidth is None; an unknown intra-node
+    bandwidth is one ``ValueError`` (the prior needs at least the node's links)."""
+    import math
+
+    from ...data.hardware import cluster_facts, gradient_bytes
+
+    facts = cluster_facts(*reversed(_table_and_name(cluster, "cluster")))
+    grad = gradient_bytes(*reversed(_table_and_name(job, "job")))
+    intra, inter = facts["intra_gbps"], facts["inter_gbps"]
+    if not (isinstance(intra, (int, float)) and math.isfinite(intra)):
+        raise ValueError(f"cluster {facts['cluster']!r}: its intra-node bandwidth is unknown; the communication "
+                         "prior needs it (give it in a table of your own, FILE.csv:NAME)")
+    known = isinstance(inter, (int, float)) and math.isfinite(inter)
+    return {"grad_bytes": float(grad), "intra_gbps": float(intra), "inter_gbps": float(inter) if known else None}
 
 
 def scale_splits(values, fit_max=None) -> list:

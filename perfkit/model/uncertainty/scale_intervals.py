@@ -131,6 +131,10 @@ class ScaleIntervalModel(RowCapabilities, SavedModel, RegressorMixin, BaseEstima
     regime_inflation : float, default 1.0
         ρ > 0 on the half-width of the ``regime`` rows (e.g. :data:`DEFAULT_REGIME_KAPPA`, calibrated on other
         jobs' traces).
+    regime_estimator : PerformanceForm, optional
+        With ``nodes``: the form that predicts the ``regime`` rows instead of ``estimator`` (fitted on the same rows),
+        e.g. :class:`~perfkit.model.forms.commprior.CommPriorStepModel`, whose synchronisation on a level the rows
+        never measured comes from the hardware rather than from a curve fitted elsewhere.
 
     Attributes
     ----------
@@ -149,11 +153,11 @@ class ScaleIntervalModel(RowCapabilities, SavedModel, RegressorMixin, BaseEstima
     #: ``inflation``, ``nodes``, ``regime_inflation``: absent from files written before they existed (1, None, 1)
     optional_settings = ("inflation", "nodes", "regime_inflation")
     #: ``regime``: the fit rows' largest node count and GPUs per node (only with ``nodes``)
-    optional_fitted_keys = ("regime",)
+    optional_fitted_keys = ("regime", "regime_estimator")
     fitted_attribute = "scores_"
 
     def __init__(self, estimator=None, *, column="n_gpus", fit_max=1.0, splits=(), phases=(), inflation=1.0,
-                 nodes=None, regime_inflation=1.0):
+                 nodes=None, regime_inflation=1.0, regime_estimator=None):
         self.estimator = estimator
         self.column = column
         self.fit_max = fit_max
@@ -162,6 +166,7 @@ class ScaleIntervalModel(RowCapabilities, SavedModel, RegressorMixin, BaseEstima
         self.inflation = inflation
         self.nodes = nodes
         self.regime_inflation = regime_inflation
+        self.regime_estimator = regime_estimator
 
     # ------------------------------------------------------------------ settings
     def _settings(self):
@@ -246,6 +251,14 @@ class ScaleIntervalModel(RowCapabilities, SavedModel, RegressorMixin, BaseEstima
                                  "not a finite time > 0")
             scores += (np.abs(np.log(ratio)) / pred["distance"].to_numpy(dtype=float)).tolist()
         self._keep_fit(fitted, X, scores)
+        self.regime_estimator_ = None
+        if self.regime_estimator is not None and self.nodes is not None:
+            from sklearn.base import clone
+
+            if not isinstance(self.regime_estimator, PerformanceForm):
+                raise ValueError(f"regime_estimator: expected a perfkit model form, got "
+                                 f"{type(self.regime_estimator).__name__}")
+            self.regime_estimator_ = clone(self.regime_estimator).fit(X, y)
         self.fit_time_ = time.perf_counter() - start
         return self
 
@@ -297,14 +310,23 @@ class ScaleIntervalModel(RowCapabilities, SavedModel, RegressorMixin, BaseEstima
                  f"the fit rows reach {r['nodes_max']:g} nodes")
         rho = self._regime_inflation()
         widen = f"their intervals widen by ρ = {rho:.3g}" if rho != 1 else "their intervals are not widened further"
+        other = getattr(self, "regime_estimator_", None)
+        how = "" if other is None else f", predicted by the {type(other).__name__} (priced by the hardware),"
         return (f"regimes: {nodes} and at most {r['per_node_max']:g} GPUs per node; rows on more nodes or with more "
-                f"GPUs per node are marked regime (the interconnect they cross was never measured) and {widen}")
+                f"GPUs per node are marked regime (the interconnect they cross was never measured){how} and {widen}")
 
     # ------------------------------------------------------------------ predict
     def predict(self, X):
-        """The wrapped form's prediction (seconds) for the rows of ``X``."""
+        """The wrapped form's prediction (seconds) for the rows of ``X``; the ``regime`` rows from the regime
+        estimator when there is one."""
         self._check_fitted()
-        return np.asarray(self.estimator_.predict(X), dtype=float)
+        pred = np.array(self.estimator_.predict(X), dtype=float)  # a copy: the regime rows are replaced
+        other = getattr(self, "regime_estimator_", None)
+        if other is not None:
+            mask = self.regime(X).to_numpy()
+            if mask.any():
+                pred[mask] = np.asarray(other.predict(X[mask]), dtype=float)
+        return pred
 
     def fitted_ranges(self) -> dict | None:
         """``{column: (min, max)}`` in fit: the form's numeric and extrinsic columns and the scale column."""
@@ -381,7 +403,9 @@ class ScaleIntervalModel(RowCapabilities, SavedModel, RegressorMixin, BaseEstima
         return {"estimator": self.estimator_.to_doc(), "scores": [float(s) for s in self.scores_],
                 "ranges": {c: [float(lo), float(hi)] for c, (lo, hi) in self.ranges_.items()},
                 "levels": {c: list(lv) for c, lv in self.levels_.items()}, "fit_time": float(self.fit_time_),
-                **({"regime": dict(self.regime_)} if getattr(self, "regime_", None) else {})}
+                **({"regime": dict(self.regime_)} if getattr(self, "regime_", None) else {}),
+                **({"regime_estimator": self.regime_estimator_.to_doc()}
+                   if getattr(self, "regime_estimator_", None) is not None else {})}
 
     @classmethod
     def _restore(cls, model, checked, reader):
@@ -408,6 +432,13 @@ class ScaleIntervalModel(RowCapabilities, SavedModel, RegressorMixin, BaseEstima
         model.n_calibration_ = len(scores)
         model.fit_time_ = reader.number("fit_time", minimum=0)
         model.regime_ = _saved_regime(reader, model.nodes)
+        model.regime_estimator_ = None
+        if reader.get("regime_estimator") is not None:
+            other = model_from_doc(reader["regime_estimator"], reader.where)
+            if not isinstance(other, PerformanceForm) or model.regime_ is None:
+                raise reader.fail("fitted.regime_estimator: expected a model form, with a regime (a nodes column)")
+            model.regime_estimator_ = other
+            model.regime_estimator = other
         return model
 
 
