@@ -104,7 +104,9 @@ def run_job(job_rows, fit_max, test_min, folder: Path, cluster: str) -> dict:
             out[name] = np.asarray(est.fit(X_fit, y_fit).predict(test[CONFIG]), dtype=float)
     y = test["t_iter"].to_numpy(dtype=float)
     score = np.abs(np.log(y / out[CLI])) / pred["distance"].to_numpy(dtype=float)
+    regime = pred["regime"].to_numpy(dtype=bool) if "regime" in pred else np.zeros(len(pred), dtype=bool)
     return {"test": test, "predictions": out, "lower": pred["lower"].to_numpy(), "upper": pred["upper"].to_numpy(),
+            "regime": regime,
             "ratio": score / q_inner, "q_inner": q_inner, "kappa": saved._inflation(), "seconds": seconds,
             "chosen": saved.estimator_.formula(3)[:200], "n_fit": len(fit), "n_test": len(test)}
 
@@ -126,6 +128,7 @@ def run_cluster(frame, name: str) -> dict:
     lo = np.concatenate([r["lower"] for r in jobs.values()])
     hi = np.concatenate([r["upper"] for r in jobs.values()])
     inside = (y >= lo) & (y <= hi)
+    regime = np.concatenate([r["regime"] for r in jobs.values()])
     mape = {m: float(np.median([np.mean(np.abs(p[p.job == j].predicted - p[p.job == j].t_iter) / p[p.job == j].t_iter)
                                 * 100 for j in proto["jobs"]])) for m, p in preds.items()}
     return {"protocol": {k: (float(v) if isinstance(v, (int, float, np.floating)) else v) for k, v in proto.items()
@@ -135,6 +138,8 @@ def run_cluster(frame, name: str) -> dict:
                                                                         / p[p.job == j].t_iter) * 100)
                                                       for j in proto["jobs"]} for m, p in preds.items()},
             "evidence": evidence(preds, CLI), "coverage": float(inside.mean()), "n_test": int(len(y)),
+            "regime_rows": int(regime.sum()),
+            "regime_coverage": float(inside[regime].mean()) if regime.any() else None,
             "coverage_by_job": {j: float(np.mean((r["test"].t_iter >= r["lower"]) & (r["test"].t_iter <= r["upper"])))
                                 for j, r in jobs.items()},
             "ratios": {j: r["ratio"].tolist() for j, r in jobs.items()},
@@ -151,7 +156,7 @@ def run_regime(frame) -> dict:
     from perfkit.model.persist import load_model
 
     cols = CONFIG + ["t_iter", "sync_time"]
-    ratios, inside = {}, {}
+    ratios, inside, mape = {}, {}, {}
     for job in sorted(frame.job.unique()):
         rows = frame[frame.job == job]
         fit = rows[rows.n_nodes == 1][cols].reset_index(drop=True)
@@ -173,8 +178,15 @@ def run_regime(frame) -> dict:
         score = np.abs(np.log(y / pred["predicted"].to_numpy())) / pred["distance"].to_numpy()
         ratios[job] = (score / saved.half_width(0.9)).tolist()
         inside[job] = float(np.mean((y >= pred["lower"]) & (y <= pred["upper"])))
+        mape[job] = float(np.mean(np.abs(pred["predicted"].to_numpy() - y) / y) * 100)
+        prior = saved.regime_estimator_
+        mape_by = {"the CLI's model": mape[job]}
+        if prior is not None:  # the same rows from the chosen model alone, for the prior's contribution
+            alone = np.asarray(saved.estimator_.predict(test[CONFIG]), dtype=float)
+            mape_by["without the prior (the chosen model)"] = float(np.mean(np.abs(alone - y) / y) * 100)
+        mape[job] = mape_by
         assert pred["regime"].all(), f"{job}: a multi-node row of a single-node fit is not marked regime"
-    return {"ratios": ratios, "rho_saved": rho, "rho": kappa_from(ratios), "coverage_by_job": inside,
+    return {"ratios": ratios, "rho_saved": rho, "rho": kappa_from(ratios), "coverage_by_job": inside, "mape": mape,
             "coverage": float(np.mean([v <= rho for r in ratios.values() for v in r])),
             "n_rows": int(sum(len(r) for r in ratios.values()))}
 
@@ -204,14 +216,16 @@ def markdown(results: dict, machine: dict, regime=None) -> str:
              "over the cluster's jobs. Margin: the CLI model's median minus the best baseline's, points, 95 % "
              "bootstrap interval (test rows resampled within each job, paired).", "",
              "| cluster | jobs | fit → test GPUs | CLI MAPE % [95 %] | best baseline (MAPE %) | margin [95 %] | "
-             "90 % coverage (rows) | κ |", "|---|---|---|---|---|---|---|---|"]
+             "90 % coverage (rows) | of the regime rows (rows) | κ |", "|---|---|---|---|---|---|---|---|---|"]
     for name, r in results.items():
         p, ev = r["protocol"], r["evidence"]
         s, m = ev["selected_median"], ev["margin"]
         lines.append(f"| {name} | {len(p['jobs'])} | <= {p['fit_max']:g} → {p['test_min']:g}–{p['test_max']:g} | "
                      f"{s['estimate']:.1f} [{s['interval'][0]:.1f}, {s['interval'][1]:.1f}] | {m['vs']} "
                      f"({r['mape_median'][m['vs']]:.1f}) | {m['estimate']:+.1f} [{m['interval'][0]:+.1f}, "
-                     f"{m['interval'][1]:+.1f}] | {100 * r['coverage']:.1f} % ({r['n_test']}) | {r['kappa']:g} |")
+                     f"{m['interval'][1]:+.1f}] | {100 * r['coverage']:.1f} % ({r['n_test']}) | "
+                     + (f"{100 * r['regime_coverage']:.1f} % ({r['regime_rows']})" if r.get("regime_rows") else "none")
+                     + f" | {r['kappa']:g} |")
     if "Pollux" in results:
         k = kappa_from(results["Pollux"]["ratios"])
         lines += ["", f"κ recomputed from Pollux's pooled ratios: {k:.3f} (shipped default "
@@ -221,7 +235,14 @@ def markdown(results: dict, machine: dict, regime=None) -> str:
         lines += ["", f"Regime flag: ρ recomputed on Pollux's single-node fits ({regime['n_rows']} multi-node rows "
                       f"with <= 16 GPUs): {regime['rho']:.3f} (shipped `DEFAULT_REGIME_KAPPA` = "
                       f"{DEFAULT_REGIME_KAPPA:g}); coverage of those rows with the shipped ρ: "
-                      f"{100 * regime['coverage']:.1f} %."]
+                      f"{100 * regime['coverage']:.1f} %.", "",
+                  "MAPE % of those rows per job (the regime rows are predicted by the communication-prior form; "
+                  "beside it, the model the rule chose, which only extrapolates what the single-node rows show):", "",
+                  "| job | " + " | ".join(regime["mape"]) + " |", "|---|" + "---|" * len(regime["mape"])]
+        for what in next(iter(regime["mape"].values())):
+            lines.append(f"| {what} | " + " | ".join(f"{m.get(what, float('nan')):.1f}" for m in regime["mape"].values())
+                         + " |")
+        lines += [""]
     lines += ["", "## MAPE % per model (median over jobs)", ""]
     models = list(next(iter(results.values()))["mape_median"])
     lines += ["| model | " + " | ".join(results) + " |", "|---|" + "---|" * len(results)]

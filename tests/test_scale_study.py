@@ -45,11 +45,16 @@ def test_the_study_fits_every_row_and_chooses_on_inner_splits(small, yolov3):
     m = small.model
     assert isinstance(m, ScaleIntervalModel) and m.inflation == DEFAULT_KAPPA == small.spec.kappa
     assert m.splits == scale_splits(fit.n_gpus) == [(4.0, 8.0, 16.0), (6.0, 10.0, 16.0), (8.0, 12.0, 16.0)]
-    assert set(small.search_table.candidate) == set(step_family())  # every candidate scored on the inner splits
+    # every candidate scored on the inner splits; the rule weighs the consensus against the boosted trees
+    assert set(small.search_table.candidate) == set(step_family(boosted=True))
     assert small.search_table.score.is_monotonic_increasing
-    chosen = small.search.names
-    assert chosen == small.search_table.candidate.head(len(chosen)).tolist()  # the best k, in order
-    assert small.inner["auto model"] == pytest.approx(small.search.score)  # what the fit rows alone say
+    choice = small.search
+    assert choice.rule == "consensus" and choice.options.option.tolist() == ["median of the 20 step forms",
+                                                                             "boosted trees"]
+    chosen = choice.options.option.iloc[int(choice.options.score.idxmin())]
+    assert choice.names == (["boosted"] if chosen == "boosted trees" else
+                            [n for n in step_family() if n != "pollux"])
+    assert small.inner["auto model"] == pytest.approx(choice.score)  # what the fit rows alone say
     assert {"random forest", "gradient boosting"} <= set(small.inner)
     text = small.summary()
     assert "scaling study on 588 rows (n_gpus up to 16)" in text and "no row held out" in text
@@ -166,3 +171,22 @@ def test_the_shipped_kappa_and_rho_are_what_the_benchmark_recomputes():
     rho = conformal_quantile([v for r in regime["ratios"].values() for v in r], 0.1, cap=True)
     assert round(rho, 2) == DEFAULT_REGIME_KAPPA and regime["rho_saved"] == DEFAULT_REGIME_KAPPA
     assert regime["n_rows"] > 1000 and 0.85 <= regime["coverage"] <= 0.95
+
+
+def test_hundreds_of_gpus_and_parallel_degrees_as_columns():
+    """Beyond 64: a table with data-, tensor- and pipeline-parallel degrees as columns, fitted on up to 128 GPUs,
+    predicts 256 to 1024 GPUs with finite intervals that widen with the distance."""
+    rng = np.random.default_rng(0)
+    dp, tp, pp = (rng.choice(v, 300) for v in ([1, 2, 4, 8, 16], [1, 2, 4], [1, 2]))
+    gpus = dp * tp * pp
+    t = 2.0 / (dp * tp) ** 0.9 * (1 + 0.05 * np.log2(tp)) + 0.01 * np.log2(gpus + 1) + 0.02 * pp
+    frame = pd.DataFrame({"dp": dp, "tp": tp, "pp": pp, "gpus": gpus, "t": t * np.exp(0.02 * rng.standard_normal(300))})
+    result = run(FitSpec(target="t", form="loglinear", numeric="tp,pp", extrinsic="dp,gpus", scale_of="gpus"), frame,
+                 progress=False)
+    assert result.n_test == 0 and result.scale == ("gpus", 128.0)
+    big = pd.DataFrame({"dp": [32, 64, 128], "tp": [4, 4, 4], "pp": [2, 4, 2]}).assign(gpus=lambda d: d.dp * d.tp * d.pp)
+    with pytest.warns(UserWarning):
+        iv = result.predict_interval(big, 0.9)
+    assert np.all(np.isfinite(iv[["predicted", "lower", "upper"]].to_numpy())) and (iv.lower > 0).all()
+    assert iv.distance.is_monotonic_increasing and iv.distance.iloc[0] >= 1 + np.log2(256 / 128)
+    assert "regime" not in iv.columns  # no node column: no regimes

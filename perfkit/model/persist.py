@@ -34,6 +34,7 @@ WRAPPER_FORMATS = {
     "perfkit.ScaleIntervalModel": ("uncertainty.scale_intervals", "ScaleIntervalModel"),
     "perfkit.MedianOfModels": ("forms.median", "MedianOfModels"),
     "perfkit.CommPriorStepModel": ("forms.commprior", "CommPriorStepModel"),
+    "perfkit.BoostedStepModel": ("forms.boosted", "BoostedStepModel"),
 }
 #: the keys of every model document, in the order they are written
 ENVELOPE_KEYS = ("format", "version", "settings", "fitted")

@@ -261,7 +261,8 @@ def _scale_search(spec: FitSpec, sp: Split, header, say):
                 f"{spec.cluster}: {comm['intra_gbps']:g} GB/s per GPU inside a node, network {net}")
         header.append(line)
         say(line)
-    family = step_family(**spec.step_roles, sync_column=spec.phases[0] if spec.phases else None, comm=comm)
+    family = step_family(**spec.step_roles, sync_column=spec.phases[0] if spec.phases else None, comm=comm,
+                         boosted=True)
     shown = "; ".join(f"fit {col} <= {a:g}, score {b:g} to {c:g}" for a, b, c in splits)
     line = (f"scaling study on {len(sp.X_fit)} rows ({col} up to {top:g}): {len(family)} step forms scored on "
             f"inner extrapolation splits ({shown}); {sp.held_out()}")
@@ -272,8 +273,9 @@ def _scale_search(spec: FitSpec, sp: Split, header, say):
     model = _scale_model(spec, choice.estimator, sp, regime_estimator=family[ranked[0]] if ranked else None)
     with pd.option_context("display.width", 160, "display.max_rows", 200):
         table = choice.scores.head(8).to_string(index=False, float_format=lambda v: f"{v:.3g}")
-    lines = ["", f"chosen: {choice.label} (inner MAPE {choice.score:.3g} %; the median of the best k, k from 1 to "
-                 f"{len(choice.scores)}, scored the same way)", "best candidates on the inner splits (MAPE %):", table]
+        options = choice.options.to_string(index=False, float_format=lambda v: f"{v:.3g}")
+    lines = ["", f"chosen: {choice.label} (inner MAPE {choice.score:.3g} %), of:", options,
+             "best candidates on the inner splits (MAPE %):", table]
     dropped = choice.scores.attrs.get("dropped") or {}
     if dropped:
         lines.append("left out (could not be fitted on an inner split): " + "; ".join(

@@ -2,11 +2,10 @@
 
 A user who measured only the small end of a scale (say up to 16 GPUs) wants the large end. Nothing beyond the
 measured scale is needed here: the rows are split *inside* themselves along the scale column (fit on the small
-part, score the larger part: :func:`scale_splits`), every candidate of :func:`step_family` is scored there, and
-the median of the best k candidates' predictions is kept for the k that scores best
-(:func:`~perfkit.model.uncertainty.extrapolation.select_median_of_top`). The same rule chooses Chapter 7's model
-and ``benchmarks/bench_scale.py``'s on every cluster, so what they report is what a user of
-``perfkit fit --form auto`` with the step columns gets.
+part, score the larger part: :func:`scale_splits`), every candidate of :func:`step_family` is scored there, and a
+rule of :func:`choose_by_scale` decides: by default the median of the step forms (a consensus of the phase-aware
+and communication-prior forms) or, where the small runs show that a flat edge extrapolates better, boosted trees;
+or Chapter 7's median of the best k candidates.
 """
 from __future__ import annotations
 
@@ -19,9 +18,11 @@ import pandas as pd
 from ..forms.commprior import CommPriorStepModel
 from ..forms.median import MedianOfModels
 from ..forms.stepmodels import PhaseAwareStepModel, PolluxStepModel
-from ..uncertainty.extrapolation import factor_inner_splits, select_median_of_top
+from ..forms.boosted import BoostedStepModel
+from ..uncertainty.extrapolation import extrapolation_predictions, factor_inner_splits
 
-__all__ = ["step_family", "scale_splits", "ScaleChoice", "choose_by_scale", "hardware_prior"]
+__all__ = ["step_family", "scale_splits", "ScaleChoice", "choose_by_scale", "hardware_prior", "RULES",
+           "NOT_IN_CONSENSUS"]
 
 #: the synchronisation forms, robust losses and sync weights of :func:`step_family` (``quick``: the first of each)
 FAMILY_FORMS = ("log", "linear", "sqrt", "ring", "ringlog")
@@ -30,12 +31,13 @@ FAMILY_WEIGHTS = (0.0, 1.0)
 
 
 def step_family(gpus="n_gpus", nodes="n_nodes", batch="batch_per_gpu", sync_column="sync_time",
-                quick: bool = False, comm: dict | None = None) -> dict:
+                quick: bool = False, comm: dict | None = None, boosted: bool = False) -> dict:
     """The phase-aware step-time candidates (simplest first: a tie goes to the first) and Pollux's model, as
     name → unfitted estimator. Without ``sync_column`` (no measured phase) the phase-aware forms fit the step time
     alone and the sync weight has no block to weigh (only w=0 is tried). ``quick``: the log and linear forms with
     the huber loss only. ``comm``: ``{"grad_bytes", "intra_gbps", "inter_gbps"}`` of the job and the cluster (see
-    :func:`hardware_prior`); the communication-prior form joins with each loss and weight."""
+    :func:`hardware_prior`); the communication-prior form joins with each loss and weight. ``boosted``: the
+    boosted trees (:class:`~perfkit.model.forms.boosted.BoostedStepModel`) join as ``"boosted"``."""
     forms = FAMILY_FORMS[:2] if quick else FAMILY_FORMS
     losses = ("huber",) if quick else FAMILY_LOSSES
     weights = (0.0,) if quick or sync_column is None else FAMILY_WEIGHTS
@@ -51,6 +53,8 @@ def step_family(gpus="n_gpus", nodes="n_nodes", batch="batch_per_gpu", sync_colu
                 out[f"comm[{loss}, w={w:g}]"] = CommPriorStepModel(gpus, nodes, batch, sync_column=sync_column,
                                                                    loss=loss, sync_weight=w, **comm)
     out["pollux"] = PolluxStepModel(gpus, nodes, batch)
+    if boosted:
+        out["boosted"] = BoostedStepModel(gpus, nodes, batch)
     return out
 
 
@@ -89,64 +93,111 @@ def scale_splits(values, fit_max=None) -> list:
     return factor_inner_splits(v, float(v.max()) if fit_max is None else float(fit_max))
 
 
+#: the rules of :func:`choose_by_scale`: "consensus" (the default of a scaling study) and "best-k" (Chapter 7's)
+RULES = ("consensus", "best-k")
+#: the candidates a consensus leaves out of its median: Pollux's model (its synchronisation linear in the GPU
+#: count runs away beyond the measured scale) and the boosted trees (the consensus's alternative)
+NOT_IN_CONSENSUS = ("pollux", "boosted")
+
+
 @dataclass
 class ScaleChoice:
-    """What :func:`choose_by_scale` chose and why: ``names`` (the chosen candidates, best first), ``estimator``
-    (unfitted: the best candidate, or the median of the chosen ones), ``scores`` (each candidate's MAPE % per inner
-    split and their mean ``score``, best first), ``k_scores`` (the median of the best k, per k) and ``splits``."""
+    """What :func:`choose_by_scale` chose and why: ``names`` (the chosen candidates), ``estimator`` (unfitted: one
+    candidate, or the median of the chosen ones), ``scores`` (each candidate's MAPE % per inner split and their mean
+    ``score``, best first), ``options`` (what the rule weighed: per option, its MAPE % per split and ``score``), the
+    ``rule`` and the ``splits``."""
 
     names: list
     estimator: object
     scores: pd.DataFrame
-    k_scores: pd.DataFrame
+    options: pd.DataFrame
     splits: list
-
-    @property
-    def label(self) -> str:
-        """``"phase[log, huber, w=0]"`` or ``"median of the best 3: a, b, c"``."""
-        if len(self.names) == 1:
-            return self.names[0]
-        return f"median of the best {len(self.names)}: " + ", ".join(self.names)
+    rule: str = "consensus"
+    label: str = ""
 
     @property
     def score(self) -> float:
         """The chosen model's inner score (mean over the splits of its MAPE, %)."""
-        return float(self.k_scores.score.iloc[len(self.names) - 1])
+        return float(self.options.score.min())
 
 
-def choose_by_scale(candidates: dict, X, y, column: str, splits, predict_drop=()) -> ScaleChoice:
+def _mape(frames, keys, target) -> dict:
+    """MAPE (%) per inner split of predictions ``frames`` (one per split) and their mean ``score``."""
+    row = {k: float(np.mean(np.abs(p["predicted"].to_numpy() - p[target].to_numpy()) / p[target].to_numpy()) * 100)
+           for k, p in zip(keys, frames)}
+    return {**row, "score": float(np.mean(list(row.values())))}
+
+
+def _median_frames(preds: dict, names: list) -> list:
+    """Per split, the first member's frame with ``predicted`` the median of the members' predictions."""
+    first = preds[names[0]]
+    return [first[i].assign(predicted=np.median(np.vstack([preds[n][i]["predicted"].to_numpy(dtype=float)
+                                                           for n in names]), axis=0)) for i in range(len(first))]
+
+
+def _inner_predictions(candidates: dict, frame, column, target, splits, predict_drop) -> tuple:
+    """(name → per-split prediction frames, name → why it failed) of every candidate on the inner splits."""
+    preds, dropped = {}, {}
+    for name, est in candidates.items():
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                preds[name] = [extrapolation_predictions(est, frame, column, fm, target, None, test_min=lo,
+                                                         test_max=hi, predict_drop=list(predict_drop))
+                               for fm, lo, hi in splits]
+        except ValueError as exc:  # e.g. too few rows on an inner split: left out, the reason kept
+            dropped[name] = str(exc).splitlines()[0]
+    return preds, dropped
+
+
+def choose_by_scale(candidates: dict, X, y, column: str, splits, predict_drop=(), rule: str = "consensus"):
     """Score ``candidates`` (name → unfitted estimator) on the inner ``splits`` of the rows ``X``, ``y`` along
-    ``column`` and keep the median of the best k (k = 1: the best alone). ``predict_drop``: columns measured in fit
-    only (phases), never seen by a prediction. A candidate that fails on a split (e.g. too few rows) is dropped
-    with its reason in ``scores.attrs["dropped"]``; none left is one ``ValueError``."""
+    ``column`` (MAPE % per split, the mean is the score) and choose by ``rule``:
+
+    - ``"consensus"``: the median of the step forms (every candidate but those of :data:`NOT_IN_CONSENSUS`) or, when
+      it scores lower, the boosted trees (candidate ``"boosted"``): two options, so the small runs' few inner
+      splits choose between a physical consensus and a flat black box, not among dozens of close candidates;
+    - ``"best-k"``: the median of the best k candidates for the k that scores best (Chapter 7's rule).
+
+    ``predict_drop``: columns measured in fit only (phases), never seen by a prediction. A candidate that fails on
+    a split is left out with its reason in ``scores.attrs["dropped"]``; none left is one ``ValueError``. Returns a
+    :class:`ScaleChoice`."""
     from ..validation import target_column
 
+    if rule not in RULES:
+        raise ValueError(f"rule: expected one of {RULES}, got {rule!r}")
     if not splits:
         raise ValueError(f"{column}: the rows leave no inner split (fit on the values up to half the largest, "
                          "score above): measure more distinct values of it")
     target = target_column(X)
     frame = X.assign(**{target: np.asarray(y, dtype=float)})
-
-    def choose(cands):
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            return select_median_of_top(cands, frame, column, target, splits, groups=None,
-                                        predict_drop=list(predict_drop))
-
-    usable, dropped = dict(candidates), {}
-    try:
-        names, scores, k_scores = choose(usable)
-    except ValueError:  # some candidate cannot be fitted on an inner split: leave those out, say why
-        for name, est in candidates.items():
-            try:
-                choose({name: est})
-            except ValueError as exc:
-                dropped[name] = str(exc).splitlines()[0]
-                del usable[name]
-        if not usable:
-            raise ValueError(f"no candidate could be fitted on the inner splits {splits}: " + "; ".join(
-                f"{k}: {v}" for k, v in dropped.items())) from None
-        names, scores, k_scores = choose(usable)
+    preds, dropped = _inner_predictions(candidates, frame, column, target, splits, predict_drop)
+    if not preds:
+        raise ValueError(f"no candidate could be fitted on the inner splits {splits}: " + "; ".join(
+            f"{k}: {v}" for k, v in dropped.items()))
+    keys = [f"<={fm:g}→{lo:g}-{hi:g}" for fm, lo, hi in splits]
+    scores = pd.DataFrame([{"candidate": n, **_mape(p, keys, target)} for n, p in preds.items()])
+    scores = scores.iloc[np.argsort(scores.score.to_numpy(), kind="stable")].reset_index(drop=True)
     scores.attrs["dropped"] = dropped
-    est = usable[names[0]] if len(names) == 1 else MedianOfModels([(n, usable[n]) for n in names])
-    return ScaleChoice(names=list(names), estimator=est, scores=scores, k_scores=k_scores, splits=list(splits))
+    order = scores.candidate.tolist()
+    if rule == "best-k":
+        rows = [{"option": f"median of the best {k}", "k": k, **_mape(_median_frames(preds, order[:k]), keys, target)}
+                for k in range(1, len(order) + 1)]
+        options = pd.DataFrame(rows)
+        names = order[:int(options.k.iloc[int(np.argmin(options.score.to_numpy()))])]
+        label = names[0] if len(names) == 1 else f"median of the best {len(names)}: " + ", ".join(names)
+    else:
+        members = [n for n in preds if n not in NOT_IN_CONSENSUS]
+        rows = [{"option": f"median of the {len(members)} step forms", **_mape(_median_frames(preds, members), keys,
+                                                                               target)}] if members else []
+        if "boosted" in preds:
+            rows.append({"option": "boosted trees", **_mape(preds["boosted"], keys, target)})
+        if not rows:
+            raise ValueError("rule 'consensus': no step form and no boosted trees could be fitted on the inner splits")
+        options = pd.DataFrame(rows)
+        best = options.option.iloc[int(np.argmin(options.score.to_numpy()))]
+        names = ["boosted"] if best == "boosted trees" else members
+        label = "boosted trees" if names == ["boosted"] else f"the median of the {len(members)} step forms"
+    est = candidates[names[0]] if len(names) == 1 else MedianOfModels([(n, candidates[n]) for n in names])
+    return ScaleChoice(names=list(names), estimator=est, scores=scores, options=options, splits=list(splits),
+                       rule=rule, label=label)
