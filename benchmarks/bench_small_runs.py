@@ -148,11 +148,12 @@ def run_cluster(frame, name: str) -> dict:
             "seconds_cli": {j: r["seconds"] for j, r in jobs.items()}}
 
 
-def run_regime(frame) -> dict:
-    """ρ of the regime flag, calibrated on Pollux's traces: per job, the CLI fitted on its single-node rows only
-    (1-4 GPUs on one node), then every multi-node row with at most 16 GPUs predicted (each crosses the node
-    boundary the fit rows never did); ratio = |log(y/ŷ)|/d over the saved κ·q (the half-width the row would get
-    without ρ). ρ: the conformal 90 % quantile of the pooled ratios (a row with ratio <= ρ is inside)."""
+def run_regime(frame, name: str = "Pollux") -> dict:
+    """The regime protocol on one cluster: per job, the CLI fitted on its single-node rows only, then every
+    multi-node row with at most 16 GPUs predicted (each crosses the node boundary the fit rows never did); ratio =
+    |log(y/ŷ)|/d over the saved κ·q (the half-width the row would get without ρ). On Pollux's traces this calibrates
+    ρ, the conformal 90 % quantile of the pooled ratios (a row with ratio <= ρ is inside); on another cluster it
+    checks the shipped ρ there."""
     from perfkit.model.persist import load_model
 
     cols = CONFIG + ["t_iter", "sync_time"]
@@ -161,14 +162,16 @@ def run_regime(frame) -> dict:
         rows = frame[frame.job == job]
         fit = rows[rows.n_nodes == 1][cols].reset_index(drop=True)
         test = rows[(rows.n_nodes > 1) & (rows.n_gpus <= 16)][cols].reset_index(drop=True)
-        folder = WORK / "regime" / job
+        if fit.n_gpus.nunique() < 3 or not len(test):
+            continue
+        folder = WORK / "regime" / name / job
         folder.mkdir(parents=True, exist_ok=True)
         fit.to_csv(folder / "fit.csv", index=False)
         test.drop(columns=["sync_time"]).to_csv(folder / "test.csv", index=False)
         (folder / "cli.log").write_text("")
-        print(f"regime: {job}", file=sys.stderr, flush=True)
-        _cli(["fit", folder / "fit.csv", *FIT_FLAGS, *_hardware("aws", job), "--out", folder / "model.json"],
-             folder / "cli.log")
+        print(f"{name} regime: {job}", file=sys.stderr, flush=True)
+        _cli(["fit", folder / "fit.csv", *FIT_FLAGS, *_hardware(CLUSTER.get(name, name), job), "--out",
+              folder / "model.json"], folder / "cli.log")
         _cli(["predict", folder / "model.json", folder / "test.csv", "--interval", "0.9", "--out",
               folder / "predicted.csv"], folder / "cli.log")
         pred = pd.read_csv(folder / "predicted.csv")
@@ -189,6 +192,19 @@ def run_regime(frame) -> dict:
     return {"ratios": ratios, "rho_saved": rho, "rho": kappa_from(ratios), "coverage_by_job": inside, "mape": mape,
             "coverage": float(np.mean([v <= rho for r in ratios.values() for v in r])),
             "n_rows": int(sum(len(r) for r in ratios.values()))}
+
+
+def regime_summary(regime: dict | None) -> dict:
+    """The regime protocol's rows, coverage with the shipped ρ, and the median over jobs of the MAPE with and
+    without the communication prior (None without it)."""
+    if not regime or not regime.get("ratios"):
+        return {"regime_rows": 0, "regime_coverage": None, "regime_mape_with_prior": None,
+                "regime_mape_without_prior": None}
+    with_prior = [m["the CLI's model"] for m in regime["mape"].values()]
+    without = [m.get("without the prior (the chosen model)", np.nan) for m in regime["mape"].values()]
+    return {"regime_rows": regime["n_rows"], "regime_coverage": regime["coverage"],
+            "regime_mape_with_prior": float(np.median(with_prior)),
+            "regime_mape_without_prior": None if np.isnan(without).any() else float(np.median(without))}
 
 
 def kappa_from(ratios: dict, exclude=None) -> float:
@@ -243,6 +259,18 @@ def markdown(results: dict, machine: dict, regime=None) -> str:
             lines.append(f"| {what} | " + " | ".join(f"{m.get(what, float('nan')):.1f}" for m in regime["mape"].values())
                          + " |")
         lines += [""]
+    lines += ["", "## Regime protocol: fitted on single-node rows, scored on multi-node rows (<= 16 GPUs)", "",
+              "Per job the CLI on its single-node rows only; every multi-node row is a regime row (predicted by the "
+              "communication-prior form, its interval widened by ρ). On Pollux this calibrates ρ (coverage 90 % by "
+              "construction); elsewhere it checks it. MAPE: median over jobs.", "",
+              "| cluster | jobs | rows | coverage with ρ | MAPE % with the prior | without |", "|---|---|---|---|---|---|"]
+    for name, reg in [("Pollux", regime)] + [(n, r.get("regime")) for n, r in results.items() if n != "Pollux"]:
+        if not reg or not reg.get("ratios"):
+            continue
+        r = regime_summary(reg)
+        without = r["regime_mape_without_prior"]
+        lines.append(f"| {name} | {len(reg['ratios'])} | {r['regime_rows']} | {100 * r['regime_coverage']:.1f} % | "
+                     f"{r['regime_mape_with_prior']:.1f} | {'–' if without is None else f'{without:.1f}'} |")
     lines += ["", "## MAPE % per model (median over jobs)", ""]
     models = list(next(iter(results.values()))["mape_median"])
     lines += ["| model | " + " | ".join(results) + " |", "|---|" + "---|" * len(results)]
@@ -251,14 +279,76 @@ def markdown(results: dict, machine: dict, regime=None) -> str:
     return "\n".join(lines) + "\n"
 
 
+def prior_contribution(name: str, res: dict) -> dict:
+    """The regime rows of one cluster's test rows predicted with and without the communication prior: the saved
+    models of :func:`run_job` (``build/small-runs/NAME/JOB/model.json``) predict their test rows twice, once as
+    saved (the prior's form on the regime rows) and once by the chosen model alone. MAPE % over those rows (None
+    when the cluster has none)."""
+    from perfkit.model.persist import load_model
+
+    y_all, with_prior, without = [], [], []
+    for job in res["protocol"]["jobs"]:
+        folder = WORK / name / job
+        model = load_model(folder / "model.json")
+        test = pd.read_csv(folder / "test.csv")
+        mask = model.regime(test).to_numpy()
+        if not mask.any():
+            continue
+        rows = test[mask]
+        y_all.append(rows["t_iter"].to_numpy(dtype=float))
+        with_prior.append(model.predict(rows))
+        without.append(np.asarray(model.estimator_.predict(rows), dtype=float))
+    if not y_all:
+        return {"regime_rows": 0, "with_prior": None, "without_prior": None}
+    y = np.concatenate(y_all)
+    ape = lambda p: float(np.mean(np.abs(np.concatenate(p) - y) / y) * 100)  # noqa: E731
+    return {"regime_rows": int(len(y)), "with_prior": ape(with_prior), "without_prior": ape(without)}
+
+
+SUMMARY_KEYS = ("cluster", "jobs", "fit_max", "test_min", "test_max", "mape", "best_baseline", "best_baseline_mape",
+                "margin", "margin_interval", "coverage", "test_rows", "regime_rows", "regime_coverage",
+                "regime_mape_with_prior", "regime_mape_without_prior", "kappa")
+
+
+def summary(paths) -> dict:
+    """One row per cluster of the results files ``paths`` (what Chapter 7 reads: ``small_runs_results``)."""
+    import json
+
+    rows = []
+    for path in paths:
+        doc = json.loads(Path(path).read_text())
+        for name, r in doc["clusters"].items():
+            ev, p = r["evidence"], r["protocol"]
+            reg = regime_summary(doc.get("regime") if name == "Pollux" else r.get("regime"))
+            rows.append(dict(zip(SUMMARY_KEYS, (
+                name, p["jobs"], p["fit_max"], p["test_min"], p["test_max"], ev["selected_median"]["estimate"],
+                ev["margin"]["vs"], r["mape_median"][ev["margin"]["vs"]], ev["margin"]["estimate"],
+                ev["margin"]["interval"], r["coverage"], r["n_test"], reg["regime_rows"], reg["regime_coverage"],
+                reg["regime_mape_with_prior"], reg["regime_mape_without_prior"], r["kappa"]))))
+    return {"clusters": rows, "files": [str(Path(p).relative_to(ROOT)) for p in paths],
+            "rule": "bench_small_runs.py: per job, perfkit fit --form auto on the rows <= G/4 GPUs, predict >= G/2; "
+                    "regime_*: the same CLI fitted on each job's single-node rows, scored on its multi-node rows "
+                    "(<= 16 GPUs; on Pollux the calibration of ρ)"}
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--clusters", default="Pollux," + ",".join(SIA_CLUSTERS),
                     help="comma-separated: Pollux and Sia clusters (read from build/external/sia when present)")
     ap.add_argument("--out", default=str(OUT), help="results path without suffix")
+    ap.add_argument("--summary", action="store_true",
+                    help="only gather results/small_runs_pollux.json and small_runs_sia.json into "
+                         "results/small_runs_summary.json (what Chapter 7 reads)")
     ap.add_argument("--no-regime", dest="regime", action="store_false",
                     help="skip the calibration of the regime flag's ρ on Pollux's single-node rows")
     args = ap.parse_args(argv)
+    if args.summary:
+        import json
+
+        files = [p for p in (OUT.with_name("small_runs_pollux.json"), OUT.with_name("small_runs_sia.json")) if p.exists()]
+        OUT.with_name("small_runs_summary.json").write_text(json.dumps(summary(files), indent=1) + "\n")
+        print(f"wrote {OUT.with_name('small_runs_summary.json')}")
+        return
     results, regime = {}, None
     for name in [c.strip() for c in args.clusters.split(",") if c.strip()]:
         if name == "Pollux":
@@ -271,6 +361,9 @@ def main(argv=None):
         else:
             frame, source, provenance = traces(SIA, name)
         results[name] = {**run_cluster(frame, name), "source": source, "provenance": provenance}
+        results[name]["prior"] = prior_contribution(name, results[name])
+        if args.regime and name != "Pollux":  # the shipped ρ checked on another cluster's single-node fits
+            results[name]["regime"] = run_regime(frame, name)
     machine = machine_info()
     md = markdown(results, machine, regime)
     print(md)

@@ -142,6 +142,7 @@ BAD = [
     ("ch7", dict(ch3_fit_max_workers=0), "ch3_fit_max_workers", "integer >= 1"),
     ("ch7", dict(extrap_results="benchmarks"), "extrap_results", "is a folder"),
     ("ch7", dict(clusters_results="benchmarks"), "clusters_results", "is a folder"),
+    ("ch7", dict(small_runs_results="benchmarks"), "small_runs_results", "is a folder"),
     ("ch7", dict(n_jobs=0), "n_jobs", "-1"),
     ("ch7", dict(figures_dir="{tmp}/notes.txt"), "figures_dir", "is a file"),
 ]
@@ -374,7 +375,7 @@ def test_a_cell_that_runs_too_long_is_one_error_not_a_hang(tmp_path, monkeypatch
                                          ("[1, 2]", "holds a JSON list, not an object"),
                                          ("[" * 100000 + "]" * 100000, "is not a readable JSON file")])
 @pytest.mark.parametrize("chapter, name", [(ch6, "extrap_results"), (ch7, "extrap_results"),
-                                           (ch7, "clusters_results")])
+                                           (ch7, "clusters_results"), (ch7, "small_runs_results")])
 def test_a_damaged_results_file_is_refused_before_any_fit(tmp_path, text, words, chapter, name):
     bad = tmp_path / "bad.json"
     bad.write_text(text)

@@ -249,3 +249,24 @@ def test_the_ledger_names_the_values_its_own_studies_scored(result):
     assert m and 32 < int(m.group(1)) < int(m.group(2))
     scored = result.results.ch4.predictions["batch_size"]
     assert int(m.group(1)) == scored[scored > 32].min()
+
+
+def test_the_small_runs_study_is_read_checked_and_shown(tmp_path, result):
+    """Chapter 7 shows what bench_small_runs.py measured through the CLI, per cluster (it fits nothing for it)."""
+    from perfkit.chapters.ch7.small_runs import read_small_runs
+
+    doc = json.loads(open("benchmarks/results/small_runs_summary.json").read())
+    t = result.tables["ext_small_runs"]
+    assert list(t["cluster"]) == [r["cluster"] for r in doc["clusters"]]
+    assert list(t["CLI MAPE %"]) == [r["mape"] for r in doc["clusters"]]
+    assert list(t["regime rows"]) == [r["regime_rows"] for r in doc["clusters"]]
+    assert read_small_runs(ch7.check_params(small_runs_results="")) is None
+    bad = tmp_path / "small.json"
+    for change, words in ((lambda r: r.update(coverage=2), "cluster 'Pollux': coverage 2 is not what"),
+                          (lambda r: r.pop("kappa"), "no key 'kappa'"),
+                          (lambda r: r.update(margin_interval="wide"), "margin_interval 'wide' is not what")):
+        rows = json.loads(json.dumps(doc))
+        change(rows["clusters"][0])
+        bad.write_text(json.dumps(rows))
+        with pytest.raises(ParameterError, match=rf"small_runs_results: .*{words}"):
+            read_small_runs(ch7.check_params(small_runs_results=str(bad)))

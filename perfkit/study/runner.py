@@ -165,7 +165,7 @@ def _calibrate(spec: FitSpec, best, sp: Split, progress):
             sp.X_fit, sp.y_fit)
 
 
-def _scale_model(spec: FitSpec, estimator, sp: Split, fitted=None, regime_estimator=None):
+def _scale_model(spec: FitSpec, estimator, sp: Split, fitted=None, regime_estimator=None, inner=None):
     """``estimator`` with intervals that widen beyond (COL, MAX), calibrated on the inner splits of the fit rows
     (fitted on them unless ``fitted``, the same form already fitted on the fit rows, is given), their half-width
     multiplied by ``inflation``."""
@@ -179,7 +179,11 @@ def _scale_model(spec: FitSpec, estimator, sp: Split, fitted=None, regime_estima
         regime = dict(nodes=spec.nodes, regime_inflation=DEFAULT_REGIME_KAPPA, regime_estimator=regime_estimator)
     model = ScaleIntervalModel(estimator, column=col, fit_max=top, splits=_splits(spec, sp), phases=list(spec.phases),
                                inflation=spec.kappa, **regime)
-    return model.fit(sp.X_fit, sp.y_fit) if fitted is None else model.calibrate(fitted, sp.X_fit, sp.y_fit)
+    if inner is not None and fitted is None:  # the inner predictions already made: fit once, calibrate on them
+        fitted = clone(estimator).fit(sp.X_fit, np.asarray(sp.y_fit, dtype=float))
+    if fitted is None:
+        return model.fit(sp.X_fit, sp.y_fit)
+    return model.calibrate(fitted, sp.X_fit, sp.y_fit, inner=inner)
 
 
 def _splits(spec: FitSpec, sp: Split) -> list:
@@ -270,7 +274,8 @@ def _scale_search(spec: FitSpec, sp: Split, header, say):
     say(line)
     choice = choose_by_scale(family, sp.X_fit, sp.y_fit, col, splits, predict_drop=list(spec.phases))
     ranked = [c for c in choice.scores.candidate if c.startswith("comm[")]  # the best prior form on the inner splits
-    model = _scale_model(spec, choice.estimator, sp, regime_estimator=family[ranked[0]] if ranked else None)
+    model = _scale_model(spec, choice.estimator, sp, regime_estimator=family[ranked[0]] if ranked else None,
+                         inner=choice.inner)
     with pd.option_context("display.width", 160, "display.max_rows", 200):
         table = choice.scores.head(8).to_string(index=False, float_format=lambda v: f"{v:.3g}")
         options = choice.options.to_string(index=False, float_format=lambda v: f"{v:.3g}")

@@ -69,6 +69,8 @@ def present(r: Ch7Results, res: ChapterResult) -> ChapterResult:
         T["ext_scale_clusters"] = tables.clusters_table(r.clusters)
     elif r.clusters_note:
         res.notes.append(f"Other clusters: not shown ({r.clusters_note})")
+    if r.small_runs is not None:
+        T["ext_small_runs"] = tables.small_runs_table(r.small_runs)
     res.figures["ext_scale_curves"] = figures.scaling_curves(r)
     res.figures["ext_scale_by_factor"] = figures.error_by_factor(
         r.pollux, "Pollux traces: error by distance beyond the fitted GPUs (median over jobs)",

@@ -44,6 +44,7 @@ from ...model.uncertainty.whatif import whatif
 from ...schema import ROLES, resolve
 from ..store import Results, storable
 from .params import Params, inner_gpu_splits
+from .small_runs import read_small_runs
 
 __all__ = ["Ch7Results", "ScaleStudy", "compute", "inputs", "candidates", "pollux_baselines", "tuned_trees",
            "select_step_model", "SELECTED", "CONFIG", "read_clusters", "read_extrap", "clusters_split_note"]
@@ -99,6 +100,7 @@ class Ch7Results(Results):
     selection_k: object = None  # the inner score of the median of the best k candidates, per k
     clusters: object = None  # the same protocol on other clusters' traces (bench_scale_clusters.py), or None
     clusters_note: str = ""  # why the other clusters are not shown (their file was made on another Pollux split)
+    small_runs: object = None  # the CLI from small runs on every cluster (bench_small_runs.py --summary), or None
 
     @property
     def test(self):
@@ -166,7 +168,8 @@ def inputs(p: Params) -> list[Path]:
     root = ds.provenance_path().parent
     paths = [ds.provenance_path(), *sorted((root / "pollux").glob("*/*.csv"))]
     ours = [resolve(v) for v in (p.ch4_dataset, p.ch3_dataset) if v]
-    extra = [resolve(v) for v in (p.extrap_results, p.clusters_results) if v and resolve(v).exists()]
+    extra = [resolve(v) for v in (p.extrap_results, p.clusters_results, p.small_runs_results)
+             if v and resolve(v).exists()]
     return paths + ours + [provenance_path(path) for path in ours] + extra
 
 
@@ -428,6 +431,7 @@ def _check_beyond(frame, column, name, fit_max) -> None:
 def compute(p: Params) -> Ch7Results:
     """Every study of Chapter 7 (single-threaded BLAS: the results do not depend on the core count)."""
     clusters, extrap = read_clusters(p), read_extrap(p)  # before any fit: a bad file is one error at once
+    small_runs = read_small_runs(p)
     clusters_note = clusters_split_note(p, clusters)
     clusters = None if clusters_note else clusters
     ch4_frame, ch3_frame = _ch4_frame(p), _ch3_frame(p)  # ... and a bad dataset too
@@ -442,4 +446,4 @@ def compute(p: Params) -> Ch7Results:
                       selected=best, selection=scores, q_by_job=q, coverage_level=p.coverage, formulas=formulas,
                       pollux=study, measured=frame, ch4=ch4, ch3=ch3, whatif_ch4=w4, extrap=extrap,
                       calibration=calibration, selection_k=k_scores, clusters=clusters,
-                      clusters_note=clusters_note)
+                      clusters_note=clusters_note, small_runs=small_runs)

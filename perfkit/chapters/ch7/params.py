@@ -25,6 +25,7 @@ class Params(ParamsBase):
     ch3_fit_max_workers: int = 2  # ... fit on worker counts up to this, predict the larger ones
     extrap_results: str = "benchmarks/results/scale.json"  # Extra-P on the same split (bench_scale.py); missing or "": not run
     clusters_results: str = "benchmarks/results/scale_clusters.json"  # the protocol on other clusters (bench_scale_clusters.py); missing or "": not shown
+    small_runs_results: str = "benchmarks/results/small_runs_summary.json"  # the CLI from small runs (bench_small_runs.py --summary); missing or "": not shown
     n_jobs: int = -1  # kept for the common interface (every fit here is single-threaded and seeded)
     progress: bool = True  # progress lines for the long parts
     figures_dir: str = ""  # folder for figures and tables (ChapterResult.save); "" means figures/
@@ -42,6 +43,8 @@ class Params(ParamsBase):
         "extrap_results": optional_file('a path to a JSON file (read when it exists) or "" to leave Extra-P out'),
         "clusters_results": optional_file('a path to a JSON file (read when it exists) or "" to leave the other '
                                           'clusters out'),
+        "small_runs_results": optional_file('a path to a JSON file (read when it exists) or "" to leave the '
+                                            'small-runs study out'),
         "n_jobs": FIT_CHECKS["n_jobs"],
         "figures_dir": FIT_CHECKS["figures_dir"],
     }

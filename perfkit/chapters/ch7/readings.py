@@ -67,8 +67,10 @@ def ch7_readings(res) -> dict:
                            + (f" (not on {', '.join(_not_first(others[~first]))})" if (~first).any() else "")
                            + f"; its intervals cover {others['coverage %'].min():.0f}–"
                              f"{others['coverage %'].max():.0f} % there.")
+    out["small_runs"] = _small_runs(T["ext_small_runs"]) if "ext_small_runs" in T else ""
     out["claims"] = f"In the claims ledger {verdict_counts(T['claims_ch7'])}."
-    out["summary"] = " ".join(out[k] for k in ("pollux", "intervals", "clusters", "own", "claims") if out[k])
+    out["summary"] = " ".join(out[k] for k in ("pollux", "intervals", "clusters", "small_runs", "own", "claims")
+                              if out[k])
     return out
 
 
@@ -97,3 +99,20 @@ def _inner_said(m) -> str:
         return (f"; the fit rows foresaw it ({m['inner: best baseline']} {base:.1f} % vs {sel:.1f} % on the inner "
                 "splits)")
     return f"; the fit rows did not foresee it (selected {sel:.1f} % vs {m['inner: best baseline']} {base:.1f} % inner)"
+
+
+def _small_runs(t) -> str:
+    """What the CLI gave from small runs, per cluster: its median MAPE against the best baseline (with the margin's
+    side by its 95 % interval), the coverage, and the regime rows with and without the prior."""
+    parts = [f"{r['cluster']} {r['CLI MAPE %']:.1f} % (best baseline {r['best baseline MAPE %']:.1f} %, "
+             f"{margin_side(r['margin lower'], r['margin upper'])})" for _, r in t.iterrows()]
+    regime = t[t["regime rows"] > 0]
+    text = (f"Through the CLI from small runs alone (bench_small_runs.py: one job's file of the rows up to a quarter "
+            f"of the largest GPU count, perfkit fit --form auto with the hardware): {'; '.join(parts)}; its 90 % "
+            f"intervals cover {t['coverage %'].min():.0f}–{t['coverage %'].max():.0f} % of the scored rows.")
+    if len(regime):
+        text += (" On the rows beyond the fit rows' nodes or GPUs per node (" + "; ".join(
+            f"{r['cluster']}: {int(r['regime rows'])} rows, covered {r['regime coverage %']:.0f} %, MAPE "
+            f"{r['regime MAPE %, with the prior']:.1f} % with the communication prior, "
+            f"{r['regime MAPE %, without']:.1f} % without" for _, r in regime.iterrows()) + ").")
+    return text

@@ -4,7 +4,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-__all__ = ["by_group", "by_factor", "clusters_table", "coverage_table", "formulas_table", "with_extrap"]
+__all__ = ["by_group", "by_factor", "clusters_table", "coverage_table", "formulas_table", "with_extrap",
+           "small_runs_table"]
 
 #: the row label of Extra-P's results (read from benchmarks/results/scale.json)
 EXTRAP = "Extra-P (PMNF; bench_scale.py)"
@@ -91,3 +92,19 @@ def clusters_table(rows) -> pd.DataFrame:
         "test rows": r["test_rows"],
         "Kendall τ vs Pollux": np.nan if r["kendall_tau_vs_pollux"] is None else r["kendall_tau_vs_pollux"]}
         for r in rows])
+
+
+def small_runs_table(rows) -> pd.DataFrame:
+    """One row per cluster of the small-runs study (:func:`~.small_runs.read_small_runs`): the CLI's median MAPE, the
+    best baseline, the margin with its 95 % interval, the coverage of the 90 % intervals over every scored row and
+    over the regime-crossing rows alone, and those rows' MAPE with and without the communication prior."""
+    nan = lambda v: np.nan if v is None else v  # noqa: E731
+    return pd.DataFrame([{
+        "cluster": r["cluster"], "jobs": len(r["jobs"]),
+        "fit → test GPUs": f"<= {r['fit_max']:g} → {r['test_min']:g}–{r['test_max']:g}",
+        "CLI MAPE %": r["mape"], "best baseline": r["best_baseline"], "best baseline MAPE %": r["best_baseline_mape"],
+        "margin, points": r["margin"], "margin lower": r["margin_interval"][0], "margin upper": r["margin_interval"][1],
+        "coverage %": 100 * r["coverage"], "test rows": r["test_rows"], "regime rows": r["regime_rows"],
+        "regime coverage %": 100 * nan(r["regime_coverage"]),
+        "regime MAPE %, with the prior": nan(r["regime_mape_with_prior"]),
+        "regime MAPE %, without": nan(r["regime_mape_without_prior"]), "κ": r["kappa"]} for r in rows])

@@ -114,6 +114,7 @@ class ScaleChoice:
     splits: list
     rule: str = "consensus"
     label: str = ""
+    inner: list | None = None  # the chosen model's predictions on each inner split (they calibrate its intervals)
 
     @property
     def score(self) -> float:
@@ -200,4 +201,4 @@ def choose_by_scale(candidates: dict, X, y, column: str, splits, predict_drop=()
         label = "boosted trees" if names == ["boosted"] else f"the median of the {len(members)} step forms"
     est = candidates[names[0]] if len(names) == 1 else MedianOfModels([(n, candidates[n]) for n in names])
     return ScaleChoice(names=list(names), estimator=est, scores=scores, options=options, splits=list(splits),
-                       rule=rule, label=label)
+                       rule=rule, label=label, inner=_median_frames(preds, names))

@@ -52,12 +52,12 @@ INNER_RATIOS = (4.0, 2.0)
 #: chosen and calibrated as ``perfkit fit --form auto`` with the step columns does on its rows with <= 16 GPUs, then
 #: scored on its rows with 32-64 GPUs; κ the conformal 90 % quantile of the pooled ratios |log(y/ŷ)|/d over the
 #: job's inner q). ``benchmarks/bench_small_runs.py`` recomputes it, and a test checks that it still holds
-DEFAULT_KAPPA = 1.87
-#: the factor ρ on the half-width of a ``regime`` row (one beyond the fit rows' node count or GPUs per node) in a
+DEFAULT_KAPPA = 1.67
+#: the factor ρ on the half-width of a ``regime`` row (one beyond the fit rows' node count) in a
 #: scaling study: how much further Pollux's multi-node rows (<= 16 GPUs) fell than the κ-widened intervals of each
 #: job's single-node fit promised (the conformal 90 % quantile of the pooled ratios); recomputed by
 #: ``benchmarks/bench_small_runs.py``
-DEFAULT_REGIME_KAPPA = 2.48
+DEFAULT_REGIME_KAPPA = 1.52
 #: the largest ``inflation`` κ accepted (a wider factor on the log half-width gives intervals of 0 to inf seconds)
 MAX_INFLATION = 100.0
 
@@ -126,8 +126,8 @@ class ScaleIntervalModel(RowCapabilities, SavedModel, RegressorMixin, BaseEstima
         κ > 0: the half-width is κ·q (:meth:`half_width`); 1 keeps the inner splits' q.
     nodes : str, optional
         The node-count column of a step-time model (``column`` its GPU count): rows that cross a boundary absent
-        from the fit rows (more nodes than any fit row, or more GPUs per node) are flagged ``regime``
-        (:meth:`regime`) and their half-width is multiplied by ``regime_inflation``.
+        from the fit rows (more nodes than any fit row: the first multi-node row when every fit row ran on one node)
+        are flagged ``regime`` (:meth:`regime`) and their half-width is multiplied by ``regime_inflation``.
     regime_inflation : float, default 1.0
         ρ > 0 on the half-width of the ``regime`` rows (e.g. :data:`DEFAULT_REGIME_KAPPA`, calibrated on other
         jobs' traces).
@@ -152,7 +152,7 @@ class ScaleIntervalModel(RowCapabilities, SavedModel, RegressorMixin, BaseEstima
     fitted_keys = ("estimator", "scores", "ranges", "levels", "fit_time")
     #: ``inflation``, ``nodes``, ``regime_inflation``: absent from files written before they existed (1, None, 1)
     optional_settings = ("inflation", "nodes", "regime_inflation")
-    #: ``regime``: the fit rows' largest node count and GPUs per node (only with ``nodes``)
+    #: ``regime``: the fit rows' largest node count (only with ``nodes``)
     optional_fitted_keys = ("regime", "regime_estimator")
     fitted_attribute = "scores_"
 
@@ -222,9 +222,11 @@ class ScaleIntervalModel(RowCapabilities, SavedModel, RegressorMixin, BaseEstima
         y = validate_target(y, X, positive=True)
         return self.calibrate(clone(self.estimator).fit(X, y), X, y)
 
-    def calibrate(self, fitted, X, y):
+    def calibrate(self, fitted, X, y, inner=None):
         """Keep ``fitted`` (``estimator`` already fitted on ``X``, ``y``) as :attr:`estimator_` and calibrate the
-        intervals on the inner splits of ``X``; returns self."""
+        intervals on the inner splits of ``X``; returns self. ``inner``: the estimator's predictions on each split
+        already made (:func:`~perfkit.model.uncertainty.extrapolation.extrapolation_predictions` frames with the
+        target in :func:`~perfkit.model.validation.target_column`'s column of ``X``), one per split, used as given."""
         start = time.perf_counter()
         fit_max, splits, phases = self._settings()
         if self.column not in X.columns:
@@ -236,12 +238,15 @@ class ScaleIntervalModel(RowCapabilities, SavedModel, RegressorMixin, BaseEstima
         target = target_column(X)
         frame = X.assign(**{target: y})
         scores = []
-        for inner_max, lo, hi in splits:
+        if inner is not None and len(inner) != len(splits):
+            raise ValueError(f"inner: expected one prediction frame per split ({len(splits)}), got {len(inner)}")
+        for i, (inner_max, lo, hi) in enumerate(splits):
             try:
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore")
-                    pred = extrapolation_predictions(self.estimator, frame, self.column, inner_max, target, None,
-                                                     test_min=lo, test_max=hi, predict_drop=phases)
+                    pred = inner[i] if inner is not None else extrapolation_predictions(
+                        self.estimator, frame, self.column, inner_max, target, None, test_min=lo, test_max=hi,
+                        predict_drop=phases)
             except ValueError as exc:
                 raise ValueError(f"the interval's inner split (fit {self.column} <= {inner_max:g}, score "
                                  f"{lo:g} to {hi:g}): {exc}") from None
@@ -273,31 +278,29 @@ class ScaleIntervalModel(RowCapabilities, SavedModel, RegressorMixin, BaseEstima
         self.n_calibration_ = len(self.scores_)
         self.regime_ = None
         if self.nodes is not None:
-            K, N = self._counts(X)
-            self.regime_ = {"nodes_max": float(N.max()), "per_node_max": float(np.ceil(K / N).max())}
+            self.regime_ = {"nodes_max": float(self._nodes(X).max())}
 
-    def _counts(self, X):
-        """(GPUs, nodes) of the rows of ``X`` (``column`` and ``nodes``), nodes >= 1."""
+    def _nodes(self, X):
+        """The node counts of the rows of ``X`` (column ``nodes``), each >= 1."""
         if self.nodes not in X.columns:
             raise missing_column_error(X, self.nodes, "nodes")
-        K = numeric_column(X, self.column, "extrapolation")
         N = numeric_column(X, self.nodes, "nodes")
         at = first_bad_row(~(np.isfinite(N) & (N >= 1)), X.index)
         if at:
             raise ValueError(f"column {self.nodes!r}: value {N[at[0]]:g} in row {at[1]!r} is not a node count >= 1")
-        return K, N
+        return N
 
     def regime(self, X):
         """Boolean Series ``regime`` (index of ``X``): the rows that cross a boundary absent from the fit rows, more
-        nodes than any fit row (the first multi-node row when every fit row ran on one node) or more GPUs per node
-        (GPUs / nodes, rounded up); all False without ``nodes``."""
+        nodes than any fit row (the first multi-node row when every fit row ran on one node); all False without
+        ``nodes``. More GPUs per node than measured is not a regime: on Sia's DGX nodes (NVSwitch) handing those rows
+        to the communication prior made them worse."""
         import pandas as pd
 
         self._check_fitted()
         flags = np.zeros(len(X), dtype=bool)
         if getattr(self, "regime_", None):
-            K, N = self._counts(X)
-            flags = (N > self.regime_["nodes_max"]) | (np.ceil(K / N) > self.regime_["per_node_max"])
+            flags = self._nodes(X) > self.regime_["nodes_max"]
         return pd.Series(flags, index=X.index, name="regime")
 
     def regime_note(self) -> str:
@@ -312,8 +315,8 @@ class ScaleIntervalModel(RowCapabilities, SavedModel, RegressorMixin, BaseEstima
         widen = f"their intervals widen by ρ = {rho:.3g}" if rho != 1 else "their intervals are not widened further"
         other = getattr(self, "regime_estimator_", None)
         how = "" if other is None else f", predicted by the {type(other).__name__} (priced by the hardware),"
-        return (f"regimes: {nodes} and at most {r['per_node_max']:g} GPUs per node; rows on more nodes or with more "
-                f"GPUs per node are marked regime (the interconnect they cross was never measured){how} and {widen}")
+        return (f"regimes: {nodes}; rows on more nodes are marked regime (the network they cross was never measured)"
+                f"{how} and {widen}")
 
     # ------------------------------------------------------------------ predict
     def predict(self, X):
@@ -443,14 +446,13 @@ class ScaleIntervalModel(RowCapabilities, SavedModel, RegressorMixin, BaseEstima
 
 
 def _saved_regime(reader, nodes):
-    """The saved ``regime`` (a model with ``nodes`` has one: its fit rows' largest node count and GPUs per node)."""
+    """The saved ``regime`` (a model with ``nodes`` has one: its fit rows' largest node count)."""
     r = reader.get("regime")
     if nodes is None:
         if r is not None:
             raise reader.fail("fitted.regime: only a model with a nodes column has one")
         return None
-    ok = isinstance(r, dict) and sorted(r) == ["nodes_max", "per_node_max"] and all(
-        is_finite(v) and v >= 1 for v in r.values())
+    ok = isinstance(r, dict) and sorted(r) == ["nodes_max"] and all(is_finite(v) and v >= 1 for v in r.values())
     if not ok:
-        raise reader.fail("fitted.regime: expected {nodes_max, per_node_max}, numbers >= 1")
+        raise reader.fail("fitted.regime: expected {nodes_max}, a number >= 1")
     return {k: float(v) for k, v in r.items()}
