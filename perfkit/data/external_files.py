@@ -119,3 +119,34 @@ def no_rows_error(path, dropped: dict) -> ValueError:
     if not dropped:
         return ValueError(f"{path}: no data rows (only a header); the table is empty")
     return ValueError(f"{path}: no row is a usable measurement (rows left out: {dropped})")
+
+
+def read_exact_table(path, columns, what: str):
+    """The CSV at ``path`` as a DataFrame of text cells (every cell kept as written, e.g. a placement's digits), its
+    header exactly ``columns`` (any order) and in that order; every row one cell per column, at least one data row.
+    Anything else is one ``ValueError`` naming the file (and the column or row)."""
+    import csv
+
+    import pandas as pd
+
+    from .._io import read_csv
+
+    read_csv(path, what)  # the clear errors for a missing, unreadable or non-CSV file and a duplicate column
+    with open(path, newline="", encoding="utf-8-sig") as fh:
+        try:
+            header, *rows = list(csv.reader(fh))
+        except csv.Error as exc:
+            raise ValueError(f"{what} {str(path)!r}: not a readable CSV ({exc})") from None
+    missing = [c for c in columns if c not in header]
+    if missing:
+        raise ValueError(f"{path}: column {missing[0]!r} missing (a {what} has the columns {list(columns)})")
+    extra = [c for c in header if c not in columns]
+    if extra:
+        raise ValueError(f"{path}: column {extra[0]!r} is not a column of a {what} (expected {list(columns)})")
+    for i, row in enumerate(rows):
+        if len(row) != len(header):
+            raise ValueError(f"{path}: row {i + 1}, line {i + 2}: {len(row)} cells where the header has "
+                             f"{len(header)} columns {header}")
+    if not rows:
+        raise ValueError(f"{path}: no data rows (only a header); the table is empty")
+    return pd.DataFrame(rows, columns=header, dtype=object)[list(columns)]

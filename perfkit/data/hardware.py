@@ -25,7 +25,6 @@ A bandwidth is NaN only on a row whose ``confidence`` is ``"unknown"``. A user's
 """
 from __future__ import annotations
 
-import csv
 import difflib
 import math
 import os
@@ -33,8 +32,8 @@ from pathlib import Path
 
 import numpy as np
 
-from .._io import path_argument, read_csv
-from .external_files import MAX_GPUS, external_dir, number_column, row_where
+from .._io import path_argument
+from .external_files import MAX_GPUS, external_dir, number_column, read_exact_table, row_where
 
 __all__ = ["CLUSTER_COLUMNS", "CONFIDENCE_LEVELS", "GRAD_BYTES", "JOB_COLUMNS", "JOB_FAMILIES", "MAX_PARAMETERS",
            "cluster_facts", "gradient_bytes", "load_clusters", "load_jobs"]
@@ -70,27 +69,7 @@ def _path(path, kind: str) -> Path:
 def _read(path: Path, columns, what: str):
     """The table at ``path`` as text cells; its header must be exactly ``columns`` (any order), every row must
     have one cell per column and there must be at least one data row."""
-    import pandas as pd
-
-    read_csv(path, what)  # the clear errors for a missing, unreadable or non-CSV file and a duplicate column
-    with open(path, newline="", encoding="utf-8-sig") as fh:
-        try:
-            header, *rows = list(csv.reader(fh))
-        except csv.Error as exc:
-            raise ValueError(f"{what} {str(path)!r}: not a readable CSV ({exc})") from None
-    missing = [c for c in columns if c not in header]
-    if missing:
-        raise ValueError(f"{path}: column {missing[0]!r} missing (a {what} has the columns {list(columns)})")
-    extra = [c for c in header if c not in columns]
-    if extra:
-        raise ValueError(f"{path}: column {extra[0]!r} is not a column of a {what} (expected {list(columns)})")
-    for i, row in enumerate(rows):
-        if len(row) != len(header):
-            raise ValueError(f"{path}: row {i + 1}, line {i + 2}: {len(row)} cells where the header has "
-                             f"{len(header)} columns {header}")
-    if not rows:
-        raise ValueError(f"{path}: no data rows (only a header); the table is empty")
-    return pd.DataFrame(rows, columns=header, dtype=object)[list(columns)]
+    return read_exact_table(path, columns, what)
 
 
 def _text(df, col: str, path, label: str, allowed=None) -> list:

@@ -15,16 +15,15 @@ Other clusters' traces in the same format (e.g. the Sia artifact's ``<job>/place
 """
 from __future__ import annotations
 
-import csv
 import math
 import re
 from pathlib import Path
 
 import numpy as np
 
-from .._io import path_argument, read_csv
+from .._io import path_argument
 from .external_files import (MAX_BATCH, MAX_GPUS, MAX_STEP_TIME, MIN_STEP_TIME, count_column, external_dir,
-                             number_column, row_where)
+                             number_column, read_exact_table, row_where)
 
 __all__ = ["POLLUX_COLUMNS", "POLLUX_JOBS", "POLLUX_STUDIES", "load_pollux", "load_traces", "placement_layout"]
 
@@ -67,29 +66,7 @@ def placement_layout(placement: str) -> tuple:
 def _read_table(path, study: str):
     """The table at ``path`` as text cells (placements keep their digits), its header checked to be exactly the
     published one, every row checked to have one cell per column and at least one data row present."""
-    import pandas as pd
-
-    what = f"Pollux {study} table"
-    read_csv(path, what)  # the clear errors for a missing, unreadable or non-CSV file and a duplicate column
-    with open(path, newline="", encoding="utf-8-sig") as fh:
-        try:
-            header, *rows = list(csv.reader(fh))
-        except csv.Error as exc:
-            raise ValueError(f"{what} {str(path)!r}: not a readable CSV ({exc})") from None
-    expected = _HEADERS[study]
-    missing = [c for c in expected if c not in header]
-    if missing:
-        raise ValueError(f"{path}: column {missing[0]!r} missing (a {what} has the columns {list(expected)})")
-    extra = [c for c in header if c not in expected]
-    if extra:
-        raise ValueError(f"{path}: column {extra[0]!r} is not a column of a {what} (expected {list(expected)})")
-    for i, row in enumerate(rows):
-        if len(row) != len(header):
-            raise ValueError(f"{path}: row {i + 1}, line {i + 2}: {len(row)} cells where the header has "
-                             f"{len(header)} columns {header}")
-    if not rows:
-        raise ValueError(f"{path}: no data rows (only a header); the table is empty")
-    return pd.DataFrame(rows, columns=header, dtype=object)
+    return read_exact_table(path, _HEADERS[study], f"Pollux {study} table")
 
 
 def _whole(df, col: str, path, top: int) -> np.ndarray:
