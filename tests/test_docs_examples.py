@@ -91,11 +91,29 @@ def _assert_same_predictions(csv: Path, golden: str) -> None:
 
 def test_readme_fit_and_predict_print_the_golden_numbers(tmp_path):
     commands = [c for b in _blocks("README.md", "bash") for c in _commands(b) if c[1] in ("fit", "predict")]
-    assert [c[1] for c in commands] == ["fit", "predict"]
+    assert [c[1] for c in commands] == ["fit", "predict", "fit"]  # the last: the scaling study (next test)
+    commands = commands[:2]
     _runs(tmp_path)
     out = "".join(_cli(c, tmp_path) for c in commands)
     _assert_golden(out, "readme_fit_predict.txt")
     _assert_same_predictions(tmp_path / "predictions.csv", "readme_predictions.csv")
+
+
+def test_readme_scaling_study_from_small_runs_runs(tmp_path):
+    """The README's "measured only small runs" command, on one Pollux job's rows with at most 16 GPUs: a scaling
+    study with the communication prior, saved, that predicts 64 GPUs with an interval."""
+    from perfkit.data import load_pollux
+    from perfkit.model.persist import load_model
+
+    [command] = [c for b in _blocks("README.md", "bash") for c in _commands(b) if "--scale-of" in c or
+                 ("--cluster" in c and c[1] == "fit")]
+    job = load_pollux().query(f"job == '{command[command.index('--job') + 1]}' and n_gpus <= 16")
+    job[["n_gpus", "n_nodes", "batch_per_gpu", "t_iter", "sync_time"]].to_csv(tmp_path / command[2], index=False)
+    out = _cli(command, tmp_path)
+    assert "scaling study on" in out and "communication prior: job bert" in out
+    model = load_model(tmp_path / "model.json")
+    iv = model.predict_interval(pd.DataFrame({"n_gpus": [64], "n_nodes": [16], "batch_per_gpu": [8]}), 0.9)
+    assert iv.distance.iloc[0] == 3 and 0 < iv.lower.iloc[0] < iv.predicted.iloc[0] < iv.upper.iloc[0]
 
 
 def test_forms_auto_example_prints_the_golden_numbers_and_its_whatif_runs(tmp_path):
