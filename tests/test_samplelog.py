@@ -202,3 +202,35 @@ def test_a_log_whose_ids_are_not_the_first_columns_reopens(tmp_path):
         log.append("r0-c1", [{"config_id": 1, "round": 0, "x": 2.0}])
     with SampleLog(tmp_path / "n.csv", cols) as log:
         assert log.done == {"r0-c1"} and log.rows["r0-c1"]["config_id"] == "1"
+
+
+@pytest.mark.parametrize("where", ["after the write", "before the write"])
+def test_an_interrupt_inside_the_append_counts_exactly_what_reached_the_file(tmp_path, monkeypatch, where):
+    """A signal that arrived just before the append raises inside it: a sample already written still counts (the
+    provenance's samples_after must equal the file's samples), and one not written does not."""
+    import perfkit.measure.samplelog as samplelog
+
+    path = tmp_path / "log.csv"
+    with SampleLog(path, COLS) as log:
+        log.append("a", rows_ok(1.0))
+        real_count, real_append = SampleLog._count, samplelog.append_bytes
+        calls = []
+
+        def count_then_interrupt(self, sid, rows):
+            calls.append(sid)
+            if len(calls) == 1:
+                raise KeyboardInterrupt  # between the write and the bookkeeping
+            real_count(self, sid, rows)
+
+        def interrupt_before_writing(p, data):
+            raise KeyboardInterrupt
+
+        if where == "after the write":
+            monkeypatch.setattr(SampleLog, "_count", count_then_interrupt)
+        else:
+            monkeypatch.setattr(samplelog, "append_bytes", interrupt_before_writing)
+        with pytest.raises(KeyboardInterrupt):
+            log.append("b", rows_ok(2.0))
+        monkeypatch.setattr(samplelog, "append_bytes", real_append)
+        in_file = sorted({rec[0] for rec in parsed(path)[1:]})  # the sample ids of the file's records
+        assert sorted(log.done) == in_file == (["a", "b"] if where == "after the write" else ["a"])

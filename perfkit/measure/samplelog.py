@@ -290,11 +290,35 @@ class SampleLog:
         w = csv.DictWriter(buf, fieldnames=self.columns, extrasaction="raise", lineterminator="\n")
         for r in rows:
             w.writerow(dict(r, sample_id=sid, sample_rows=len(rows)))
+        data = buf.getvalue().encode("utf-8", errors="surrogateescape")
         with _interrupts_deferred():  # a SIGINT/SIGTERM between the write and the bookkeeping would lose the count
-            append_bytes(self.path, buf.getvalue().encode("utf-8", errors="surrogateescape"))
-            self.done.add(sid)
-            self.rows[sid] = {k: ("" if v is None else str(v)) for k, v in dict(rows[0], sample_id=sid,
-                                                                                sample_rows=len(rows)).items()}
+            try:
+                append_bytes(self.path, data)
+                self._count(sid, rows)
+            except BaseException:
+                # a signal that arrived just before the block still raises inside it (its Python handler runs at
+                # the next instruction; blocking holds back only later ones): a sample already written counts
+                if sid not in self.done and self._ends_with(data):
+                    self._count(sid, rows)
+                raise
+
+    def _count(self, sid: str, rows: list[dict]) -> None:
+        self.done.add(sid)
+        self.rows[sid] = {k: ("" if v is None else str(v)) for k, v in dict(rows[0], sample_id=sid,
+                                                                            sample_rows=len(rows)).items()}
+
+    def _ends_with(self, data: bytes) -> bool:
+        """Whether the log's last bytes are ``data`` (the sample just written reached the file whole)."""
+        try:
+            with open(self.path, "rb") as fh:
+                fh.seek(0, os.SEEK_END)
+                size = fh.tell()
+                if size < len(data):
+                    return False
+                fh.seek(size - len(data))
+                return fh.read(len(data)) == data
+        except OSError:
+            return False
 
 
 @contextmanager
