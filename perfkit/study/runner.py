@@ -15,6 +15,7 @@ from sklearn.base import clone
 from ..model.roles import IgnoredColumnWarning
 from ..progress import duration
 from .compare import baselines, factor_table, held_out_table, inner_comparison
+from .constraints import name
 from .data import prepare
 from .result import StudyError, StudyResult, StudyWarning
 from .spec import AUTO, DEFAULT_FORM, PHASE_FORM, FitSpec
@@ -32,7 +33,7 @@ def phases_note(spec: FitSpec) -> str:
     """The line that says which forms use the phase columns and which ignore them ("" without phases)."""
     if not spec.phases:
         return ""
-    from .constraints import given, name
+    from .constraints import given
 
     names = ",".join(spec.phases)
     flag = name("phases")
@@ -203,16 +204,10 @@ def kappa_line(spec: FitSpec) -> str:
     if spec.scale_study is None and spec.inflation is None:
         return ""
     if spec.inflation is not None:
-        return f"intervals beyond the fitted scale widened by κ = {spec.kappa:g} ({_flag('inflation')})"
+        return f"intervals beyond the fitted scale widened by κ = {spec.kappa:g} ({name('inflation')})"
     return (f"intervals beyond the fitted scale widened by κ = {spec.kappa:g}, transferred from Pollux's shipped "
             f"traces (how much further their rows beyond 16 GPUs fell than their inner splits promised; "
-            f"{_flag('inflation')} K overrides it)")
-
-
-def _flag(param: str) -> str:
-    from .constraints import name
-
-    return name(param)
+            f"{name('inflation')} K overrides it)")
 
 
 # ---------------------------------------------------------------------------------------------- the other forms

@@ -44,7 +44,7 @@ from ...model.uncertainty.whatif import whatif
 from ...schema import ROLES, resolve
 from ..store import Results, storable
 from .params import Params, inner_gpu_splits
-from .small_runs import read_small_runs
+from .small_runs import finite_number, read_small_runs
 
 __all__ = ["Ch7Results", "ScaleStudy", "compute", "inputs", "candidates", "pollux_baselines", "tuned_trees",
            "select_step_model", "SELECTED", "CONFIG", "read_clusters", "read_extrap", "clusters_split_note"]
@@ -220,10 +220,6 @@ def clusters_split_note(p: Params, rows) -> str:
     return ""
 
 
-def _number(v, low=-np.inf, high=np.inf) -> bool:
-    return isinstance(v, (int, float)) and not isinstance(v, bool) and bool(np.isfinite(v)) and low <= v <= high
-
-
 def _check_cluster_row(r: dict) -> None:
     """One row of ``clusters_results``: every value of the type and range ``bench_scale_clusters.py`` writes; else
     one ValueError naming the cluster and the key."""
@@ -231,23 +227,23 @@ def _check_cluster_row(r: dict) -> None:
     bad = [k for k, ok in (
         ("cluster", isinstance(r["cluster"], str) and r["cluster"]),
         ("jobs", isinstance(r["jobs"], list) and r["jobs"] and all(isinstance(j, str) for j in r["jobs"])),
-        *((k, _number(r[k], 0) and r[k] > 0) for k in ("fit_max", "test_min", "test_max")),
+        *((k, finite_number(r[k], 0) and r[k] > 0) for k in ("fit_max", "test_min", "test_max")),
         *((k, isinstance(r[k], int) and not isinstance(r[k], bool) and r[k] >= 1)
           for k in ("inner_splits", "place", "models", "test_rows")),
         ("place", r["place"] <= r["models"] if isinstance(r["place"], int) and isinstance(r["models"], int) else 1),
         ("best_baseline", isinstance(r["best_baseline"], str)),
-        *((k, _number(r[k], 0)) for k in ("selected_mape", "best_baseline_mape")),
-        ("coverage", _number(r["coverage"], 0, 1)),
-        ("kendall_tau_vs_pollux", r["kendall_tau_vs_pollux"] is None or _number(r["kendall_tau_vs_pollux"], -1, 1)),
-        ("margin", r["margin"] is None or _number(r["margin"]))) if not ok]
+        *((k, finite_number(r[k], 0)) for k in ("selected_mape", "best_baseline_mape")),
+        ("coverage", finite_number(r["coverage"], 0, 1)),
+        ("kendall_tau_vs_pollux", r["kendall_tau_vs_pollux"] is None or finite_number(r["kendall_tau_vs_pollux"], -1, 1)),
+        ("margin", r["margin"] is None or finite_number(r["margin"]))) if not ok]
     if bad:
         raise ValueError(f"{where}: {bad[0]} {r[bad[0]]!r} is not what bench_scale_clusters.py writes")
     iv = r["margin_interval"]
-    if iv is not None and not (isinstance(iv, list) and len(iv) == 2 and all(_number(v) for v in iv)
+    if iv is not None and not (isinstance(iv, list) and len(iv) == 2 and all(finite_number(v) for v in iv)
                                and iv[0] <= iv[1]):
         raise ValueError(f"{where}: margin_interval {iv!r} is not [lo, hi]")
     for key in ("inner_selected", "inner_best_baseline_score"):
-        if r[key] is not None and not _number(r[key], 0):
+        if r[key] is not None and not finite_number(r[key], 0):
             raise ValueError(f"{where}: {key} {r[key]!r} is not a number")
     if (r["inner_selected"] is None) != (r["inner_best_baseline_score"] is None) or (
             r["inner_best_baseline_score"] is not None and not isinstance(r["inner_best_baseline"], str)):
@@ -279,8 +275,8 @@ def read_extrap(p: Params) -> dict:
         return {"status": "not run", "note": f"{p.extrap_results} is for the split {split}, not this one"}
     tables = {k: e.get(k) for k in ("by_job", "by_factor")}
     bad = [k for k, v in tables.items() if not (isinstance(v, dict) and all(
-        isinstance(x, str) and _number(m, 0) for x, m in v.items()))]
-    if bad or not _number(e.get("median"), 0):
+        isinstance(x, str) and finite_number(m, 0) for x, m in v.items()))]
+    if bad or not finite_number(e.get("median"), 0):
         raise ParameterError(f"extrap_results: {p.extrap_results}: extrap.{bad[0] if bad else 'median'} is not "
                              "what bench_scale.py writes (MAPEs >= 0 by job and by factor, and their median)")
     return {"status": "ok", "by_job": e["by_job"], "median": e["median"], "by_factor": e["by_factor"],

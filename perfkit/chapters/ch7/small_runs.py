@@ -10,9 +10,10 @@ from __future__ import annotations
 import numpy as np
 
 from ..._io import read_json
+from ...model.persist import is_finite
 from ...schema import resolve
 
-__all__ = ["SMALL_RUNS_KEYS", "read_small_runs"]
+__all__ = ["SMALL_RUNS_KEYS", "read_small_runs", "finite_number"]
 
 #: the keys of one cluster's row (``bench_small_runs.SUMMARY_KEYS``)
 SMALL_RUNS_KEYS = ("cluster", "jobs", "fit_max", "test_min", "test_max", "mape", "best_baseline",
@@ -20,8 +21,9 @@ SMALL_RUNS_KEYS = ("cluster", "jobs", "fit_max", "test_min", "test_max", "mape",
                    "regime_coverage", "regime_mape_with_prior", "regime_mape_without_prior", "kappa")
 
 
-def _number(v, low=-np.inf, high=np.inf) -> bool:
-    return isinstance(v, (int, float)) and not isinstance(v, bool) and bool(np.isfinite(v)) and low <= v <= high
+def finite_number(v, low=-np.inf, high=np.inf) -> bool:
+    """``v`` is a finite number (not a bool) from ``low`` to ``high``: a value a results file may hold."""
+    return is_finite(v) and low <= v <= high
 
 
 def _check_row(r: dict) -> None:
@@ -29,16 +31,16 @@ def _check_row(r: dict) -> None:
     where = f"cluster {r['cluster']!r}"
     checks = (("cluster", isinstance(r["cluster"], str) and r["cluster"]),
               ("jobs", isinstance(r["jobs"], list) and r["jobs"] and all(isinstance(j, str) for j in r["jobs"])),
-              *((k, _number(r[k], 0) and r[k] > 0) for k in ("fit_max", "test_min", "test_max", "kappa")),
-              *((k, _number(r[k], 0)) for k in ("mape", "best_baseline_mape")),
-              ("best_baseline", isinstance(r["best_baseline"], str)), ("margin", _number(r["margin"])),
+              *((k, finite_number(r[k], 0) and r[k] > 0) for k in ("fit_max", "test_min", "test_max", "kappa")),
+              *((k, finite_number(r[k], 0)) for k in ("mape", "best_baseline_mape")),
+              ("best_baseline", isinstance(r["best_baseline"], str)), ("margin", finite_number(r["margin"])),
               ("margin_interval", isinstance(r["margin_interval"], list) and len(r["margin_interval"]) == 2
-               and all(_number(v) for v in r["margin_interval"])),
-              ("coverage", _number(r["coverage"], 0, 1)),
+               and all(finite_number(v) for v in r["margin_interval"])),
+              ("coverage", finite_number(r["coverage"], 0, 1)),
               *((k, isinstance(r[k], int) and not isinstance(r[k], bool) and r[k] >= 0)
                 for k in ("test_rows", "regime_rows")),
-              *((k, r[k] is None or _number(r[k], 0)) for k in ("regime_mape_with_prior", "regime_mape_without_prior")),
-              ("regime_coverage", r["regime_coverage"] is None or _number(r["regime_coverage"], 0, 1)))
+              *((k, r[k] is None or finite_number(r[k], 0)) for k in ("regime_mape_with_prior", "regime_mape_without_prior")),
+              ("regime_coverage", r["regime_coverage"] is None or finite_number(r["regime_coverage"], 0, 1)))
     bad = [k for k, ok in checks if not ok]
     if bad:
         raise ValueError(f"{where}: {bad[0]} {r[bad[0]]!r} is not what bench_small_runs.py writes")

@@ -58,7 +58,7 @@ def step_family(gpus="n_gpus", nodes="n_nodes", batch="batch_per_gpu", sync_colu
     return out
 
 
-def _table_and_name(value: str, what: str):
+def _table_and_name(value: str):
     """``"NAME"`` → (None, NAME): the shipped table; ``"FILE.csv:NAME"`` → (FILE.csv, NAME)."""
     path, sep, rest = value.rpartition(":")
     if sep and path.lower().endswith(".csv"):
@@ -75,8 +75,8 @@ def hardware_prior(cluster: str, job: str) -> dict:
 
     from ...data.hardware import cluster_facts, gradient_bytes
 
-    facts = cluster_facts(*reversed(_table_and_name(cluster, "cluster")))
-    grad = gradient_bytes(*reversed(_table_and_name(job, "job")))
+    facts = cluster_facts(*reversed(_table_and_name(cluster)))
+    grad = gradient_bytes(*reversed(_table_and_name(job)))
     intra, inter = facts["intra_gbps"], facts["inter_gbps"]
     if not (isinstance(intra, (int, float)) and math.isfinite(intra)):
         raise ValueError(f"cluster {facts['cluster']!r}: its intra-node bandwidth is unknown; the communication "

@@ -323,12 +323,14 @@ class ScaleIntervalModel(RowCapabilities, SavedModel, RegressorMixin, BaseEstima
         """The wrapped form's prediction (seconds) for the rows of ``X``; the ``regime`` rows from the regime
         estimator when there is one."""
         self._check_fitted()
+        return self._predict(X, self.regime(X).to_numpy())
+
+    def _predict(self, X, regime: np.ndarray) -> np.ndarray:
+        """:meth:`predict` for the rows of ``X`` whose ``regime`` flags are already known."""
         pred = np.array(self.estimator_.predict(X), dtype=float)  # a copy: the regime rows are replaced
         other = getattr(self, "regime_estimator_", None)
-        if other is not None:
-            mask = self.regime(X).to_numpy()
-            if mask.any():
-                pred[mask] = np.asarray(other.predict(X[mask]), dtype=float)
+        if other is not None and regime.any():
+            pred[regime] = np.asarray(other.predict(X[regime]), dtype=float)
         return pred
 
     def fitted_ranges(self) -> dict | None:
@@ -372,10 +374,10 @@ class ScaleIntervalModel(RowCapabilities, SavedModel, RegressorMixin, BaseEstima
         if outside:
             warnings.warn(outside + f": their intervals widen with the distance beyond {self.column} = "
                                     f"{float(self.fit_max):g}", ExtrapolationWarning, stacklevel=2)
-        pred = self.predict(X)
+        regime = self.regime(X).to_numpy()
+        pred = self._predict(X, regime)
         _refuse_nonfinite(X, ~(np.isfinite(pred) & (pred > 0)), "prediction")
         d = distance(v, float(self.fit_max)) + range_distance(X, self.ranges_, skip=(self.column,))
-        regime = self.regime(X).to_numpy()
         q = np.where(regime, q * self._regime_inflation(), q) if not math.isinf(q) else q
         if np.isinf(q).any():
             lower, upper = np.zeros(len(X)), np.full(len(X), np.inf)
