@@ -19,11 +19,11 @@ ifeq ($(NO_CACHE),1)
 REPRO_FLAGS += --no-cache
 endif
 
-.PHONY: help setup frameworks reproduce teaching test lab clean collect collect-ch5 collect-frameworks collect-frameworks-ch4
+.PHONY: help setup frameworks reproduce course test lab clean collect collect-ch5 collect-frameworks collect-frameworks-ch4
 
 help:
 	@echo "make reproduce [QUICK=1] [NO_CACHE=1]  execute every chapter notebook (build/ + figures/; QUICK=1: build/quick/ + build/quick/figures/, never figures/); NO_CACHE=1 recomputes results"
-	@echo "make teaching [QUICK=1]   execute the teaching notebook (build/; quick: build/quick/)"
+	@echo "make course [QUICK=1] [SOLUTIONS=1] [UNIT=n]  execute the course's units headless (build/course/; quick: build/quick/course/; SOLUTIONS=1: the instructor's solution notebooks)"
 	@echo "make test                 run the test suite"
 	@echo "make lab [LAB_ARGS=...]   open JupyterLab on the repository: notebooks/ and the executed copies in build/ (as root: --allow-root)"
 	@echo "make setup                only create .venv and install perfkit"
@@ -81,14 +81,17 @@ ifneq ($(QUICK),1)
 	$(VENV)/bin/perfkit docs --write
 endif
 
-# The teaching notebook (not a chapter: it writes no figures/), executed into build/ (quick, QUICK=1: build/quick/,
-# so a quick run never replaces the full one)
-teaching: $(STAMP)
-	$(PY) -c "from perfkit.chapters.notebooks import run_notebook; print(run_notebook('notebooks/teaching_performance_modelling.ipynb', 'build/quick' if '$(QUICK)' else 'build', parameters={'quick': bool('$(QUICK)'), 'live': False}))"
+# The course (notebooks/course/, not chapters: they write no figures/), each unit executed headless with
+# live=False into build/course/ (QUICK=1: build/quick/course/; SOLUTIONS=1: the instructor's solution notebooks,
+# built from notebooks/course/instructor/solutions/, into .../course/solutions/; UNIT=n: one unit)
+SOLUTIONS ?=
+UNIT ?=
+course: $(STAMP)
+	$(PY) -m perfkit.course.run $(if $(QUICK),--quick) $(if $(SOLUTIONS),--solutions) $(foreach u,$(UNIT),--unit $(u))
 
 # The adapter tests run every framework for real: make test builds their environments first, and a missing
 # one fails the run instead of skipping its tests (PERFKIT_REQUIRE_FRAMEWORKS=1). Likewise the browser test of the
-# teaching notebook fails without /usr/bin/chromium and /usr/bin/chromedriver (PERFKIT_REQUIRE_BROWSER=1; Debian:
+# course's widgets fails without /usr/bin/chromium and /usr/bin/chromedriver (PERFKIT_REQUIRE_BROWSER=1; Debian:
 # apt-get install chromium chromium-driver, which .ci/run does).
 test: $(STAMP)
 	$(MAKE) --no-print-directory -j3 frameworks

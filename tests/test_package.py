@@ -102,7 +102,7 @@ def test_config_files_name_only_existing_files(root):
 
 
 def test_notebooks_are_committed_without_outputs(root):
-    for nb in (root / "notebooks").glob("*.ipynb"):
+    for nb in sorted((root / "notebooks").rglob("*.ipynb")):
         data = json.loads(nb.read_text())
         for cell in data["cells"]:
             if cell["cell_type"] == "code":
@@ -115,7 +115,7 @@ def test_nbclean_undoes_what_a_jupyterlab_save_adds(root):
     """Run and saved in JupyterLab (outputs, counts, lines, machine metadata), a notebook cleans to its committed bytes."""
     from perfkit.report.nbclean import clean, dumps
 
-    for nb_path in (root / "notebooks").glob("*.ipynb"):
+    for nb_path in sorted((root / "notebooks").rglob("*.ipynb")):
         committed = nb_path.read_text()
         nb = json.loads(committed)
         nb["metadata"]["language_info"] = {"name": "python", "version": "3.11.7", "codemirror_mode": {"name": "ipython"},

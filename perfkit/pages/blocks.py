@@ -11,7 +11,9 @@ Each block (:data:`BLOCKS`) is a function of what the repository holds, never ty
 - the results page (``docs/results.md``): what ``figures/`` holds, file by file, with each claims ledger's
   verdicts counted;
 - the findings (``docs/findings.md``): :func:`perfkit.chapters.notebooks.readme_findings`;
-- the README's chapter table and its measured times (``benchmarks/results/budgets.json``);
+- the README's chapter table and its measured times (``benchmarks/results/budgets.json``; the course's,
+  ``benchmarks/results/course.json``: :mod:`perfkit.pages.times`);
+- the course's schedule (``notebooks/course/instructor/syllabus.md``): :func:`perfkit.course.syllabus.syllabus_table`;
 - the table of model forms (``docs/forms.md``), from :mod:`perfkit.model.forms.registry`.
 
 Which notebook cell shows an output is read from the notebook's code: a string literal naming the file
@@ -31,9 +33,11 @@ from pathlib import Path
 from typing import Callable
 
 from ..chapters.notebooks import FINDINGS_BEGIN, FINDINGS_END, FINDINGS_PAGE
+from ..course.syllabus import syllabus_table
+from .times import course_times, readme_times
 
 __all__ = ["Block", "BLOCKS", "VERDICTS", "Output", "NotebookMap", "notebook_map", "outputs", "thesis_tables",
-           "thesis_figures", "thesis_index", "results_page", "readme_chapters", "readme_times", "replace_block",
+           "thesis_figures", "thesis_index", "results_page", "readme_chapters", "replace_block",
            "current_block", "stale", "write", "docs_root"]
 
 #: the extensions of a figure's files (one output: the links go to the PNG)
@@ -479,29 +483,6 @@ def readme_chapters(root: Path) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _minutes(seconds: float) -> str:
-    return f"{seconds:.0f} s" if seconds < 90 else f"{seconds / 60:.0f} min"
-
-
-def readme_times(root: Path) -> str:
-    """The README's measured times: each budget of ``benchmarks/results/budgets.json`` (quick, full, test, ci) with
-    its command and the machine's cores."""
-    budgets = json.loads((root / "benchmarks" / "results" / "budgets.json").read_text())
-    runs = [budgets[name] for name in ("quick", "full", "test", "ci") if name in budgets]
-    cores = {b.get("machine", {}).get("cores") for b in runs}
-    parts = []
-    for b in runs:
-        command, _, note = b["command"].partition(" (")
-        extra = f"setup {_minutes(b['setup_seconds'])}, then {_minutes(b['test_seconds'])}; " \
-            if "setup_seconds" in b else ""
-        note = f" ({extra}{note.rstrip(')')})" if note or extra else ""
-        where = f" on {b['machine']['cores']} cores" if len(cores) > 1 and b.get("machine", {}).get("cores") else ""
-        parts.append(f"`{command}` about {_minutes(b['seconds'])}{note}{where}")
-    machine = f" on a {cores.pop()}-core machine" if len(cores) == 1 and None not in cores else ""
-    return (f"Measured{machine}, each command alone ([benchmarks/results/budgets.md]"
-            "(benchmarks/results/budgets.md)): " + "; ".join(parts) + ".\n")
-
-
 # ------------------------------------------------------------------------------------------ blocks
 
 def _markers(name: str, source: str) -> tuple[str, str]:
@@ -549,11 +530,14 @@ BLOCKS: tuple[Block, ...] = (
     Block("README.md", "chapter table", *_markers("chapter table", "the chapter registries and figures/"),
           readme_chapters),
     Block("README.md", "times", *_markers("times", "benchmarks/results/budgets.json"), readme_times),
+    Block("README.md", "course times", *_markers("course times", "benchmarks/results/course.json"), course_times),
     Block("README.md", "machines", *_markers("machines", "figures/ch3/claims_ch3_machines.csv"),
           lambda root: _machines_page().readme_machines(root)),
     Block("docs/machines.md", "machines table",
           *_markers("machines table", "figures/ch3/claims_ch3_machines.csv and figures/ch4/"),
           lambda root: _machines_page().machines_table(root)),
+    Block("notebooks/course/instructor/syllabus.md", "schedule",
+          *_markers("schedule", "perfkit/course/syllabus.py, the units' notebooks and exercises"), syllabus_table),
     Block("docs/forms.md", "forms", *_markers("forms", "perfkit/model/forms/registry.py"), _forms_table),
 )
 

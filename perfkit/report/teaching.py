@@ -1,4 +1,4 @@
-"""What the teaching notebook (``notebooks/teaching_performance_modelling.ipynb``) computes and draws.
+"""Lessons of the course (``notebooks/course/``) that units 2 and 3 draw on: what they compute and draw.
 
 Each lesson is one function that returns numbers or a figure, so the notebook only
 calls, shows and explains, and every widget has a static fallback: a widget calls
@@ -7,9 +7,9 @@ ones. Everything here is small enough to run in seconds on a laptop.
 
 - :func:`iteration_phases` / :func:`draw_iteration`: one S-SGD iteration from measured
   phases (eq. 3.2) and the speedup of eq. 3.7 as workers, batch and aggregation time move;
-- :func:`communication_table` / :func:`draw_communication`: measured speedups against ideal
-  and against "compute scales, communication does not";
-- :func:`de_generations` / :func:`draw_de_generations`: differential evolution watched
+- :func:`communication_table`: measured speedups against ideal and against "compute scales,
+  communication does not";
+- :func:`power_law_objective` / :func:`de_generations`: differential evolution watched
   generation by generation on a four-parameter fit;
 - :func:`coding_demo`: why one constant per categorical level is not identifiable;
 - :func:`draw_lambda_sweep`: L1 against L2 as λ grows;
@@ -19,8 +19,8 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["iteration_phases", "draw_iteration", "speedup_curve", "communication_table", "draw_communication",
-           "power_law_objective", "de_generations", "draw_de_generations", "coding_demo", "draw_lambda_sweep",
+__all__ = ["iteration_phases", "draw_iteration", "speedup_curve", "communication_table",
+           "power_law_objective", "de_generations", "coding_demo", "draw_lambda_sweep",
            "draw_pred_vs_measured", "PHASES"]
 
 #: the phases of one iteration (eq. 3.2; t_md the batch split of eq. 3.5)
@@ -60,8 +60,8 @@ def speedup_curve(ph: dict, workers, batch: int, t_c: float, variant: str = "the
 
 
 def draw_iteration(ph: dict, workers: int = 2, batch: int = 64, t_c_ms: float = 10.0, max_workers: int = 8):
-    """Two panels: the phases of one iteration on ``workers`` workers (eq. 3.2, stacked), and eq. 3.7's speedup
-    against the worker count for this batch and aggregation time, with ideal scaling."""
+    """Two panels: the phases of one iteration on ``workers`` equal workers (eq. 3.3, stacked), and eq. 3.7's
+    speedup against the worker count for this batch and aggregation time, with ideal scaling."""
     from .plots import new_figure
 
     scale = batch / ph["batch"]
@@ -77,11 +77,11 @@ def draw_iteration(ph: dict, workers: int = 2, batch: int = 64, t_c_ms: float = 
     a.set_ylabel("time of one iteration (ms)")
     a.set_xlim(-0.8, 1.6)
     a.legend(fontsize=7, loc="upper right")
-    a.set_title(f"eq. 3.2: t_iter = {bottom:.1f} ms")
+    a.set_title(f"eq. 3.3: t_iter = {bottom:.1f} ms")
     g = np.arange(1, max_workers + 1)
     s = speedup_curve(ph, g, batch, t_c_ms / 1000)
     b.plot(g, g, ls=":", color="grey", label="ideal (S = G)")
-    b.plot(g, s, marker="o", label=f"eq. 3.7, t_c = {t_c_ms:g} ms")
+    b.plot(g, s, marker="o", label=f"eq. 3.7, t_c = {t_c_ms:.3g} ms")
     b.axvline(workers, color="grey", lw=0.6)
     b.set_xlabel("workers G")
     b.set_ylabel("speedup S")
@@ -110,25 +110,6 @@ def communication_table(phases_csv, framework: str = "pytorch", n_train: int = 6
                          communication_only=r.gpus * t1 / (t1 + tc), t_c_ms=1000 * tc,
                          t_c_share=tc / it.loc[(r.model, r.gpus), "t_iter"]))
     return pd.DataFrame(rows)
-
-
-def draw_communication(table):
-    """One panel per model: measured speedup, ideal, and communication-only."""
-    from .plots import new_figure
-
-    models = list(dict.fromkeys(table["model"]))
-    fig, axes = new_figure(1, len(models), figsize=(3.0 * len(models), 3.0), sharey=True)
-    for ax, m in zip(np.atleast_1d(axes), models):
-        t = table[table["model"] == m]
-        ax.plot(t["workers"], t["ideal"], ls=":", color="grey", label="ideal")
-        ax.plot(t["workers"], t["communication_only"], marker="s", label="compute ÷ G, + t_c(G)")
-        ax.plot(t["workers"], t["measured"], marker="o", label="measured")
-        ax.set_title(m)
-        ax.set_xlabel("workers G")
-        ax.set_xticks(sorted(t["workers"]))
-    np.atleast_1d(axes)[0].set_ylabel("speedup")
-    np.atleast_1d(axes)[0].legend(fontsize=7)
-    return fig
 
 
 def power_law_objective(theta, batch, workers, y):
@@ -164,34 +145,6 @@ def de_generations(batch, workers, y, generations=(0, 2, 5, 15, 40), seed: int =
                                      callback=watch if g == max(generations) else None)
         snapshots[int(g)] = (np.asarray(res.population), np.asarray(res.population_energies))
     return {"snapshots": snapshots, "best": best, "bounds": DE_BOUNDS}
-
-
-def draw_de_generations(run, shown=None):
-    """The population in the (q_b, q_G) plane at each snapshot (coloured by objective), and the best objective
-    against the generation."""
-    from .plots import new_figure
-
-    shown = list(run["snapshots"]) if shown is None else list(shown)
-    fig, axes = new_figure(1, len(shown) + 1, figsize=(2.3 * (len(shown) + 1), 2.7))
-    b = run["bounds"]
-    logs = [np.log10(run["snapshots"][g][1]) for g in shown]
-    lo, hi = min(float(v.min()) for v in logs), max(float(v.max()) for v in logs)  # one colour scale for all
-    points = None
-    for ax, g, log_energy in zip(axes, shown, logs):
-        pop = run["snapshots"][g][0]
-        points = ax.scatter(pop[:, 1], pop[:, 2], c=log_energy, s=9, cmap="viridis_r", vmin=lo, vmax=hi)
-        ax.set_xlim(*b[1])
-        ax.set_ylim(*b[2])
-        ax.set_title(f"generation {g}", fontsize=8)
-        ax.set_xlabel("q_b (batch)")
-    axes[0].set_ylabel("q_G (workers)")
-    if points is not None:
-        fig.colorbar(points, ax=list(axes[:len(shown)]), label="log10 objective", shrink=0.85)
-    gens, fun = [r[0] for r in run["best"]], [r[1] for r in run["best"]]
-    axes[-1].semilogy(gens, fun)
-    axes[-1].set_xlabel("generation")
-    axes[-1].set_title("best objective", fontsize=8)
-    return fig
 
 
 def coding_demo(X, column: str, other: str, seed: int = 0) -> dict:
