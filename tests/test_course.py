@@ -214,7 +214,9 @@ def test_student_notebook_runs_headless_with_nothing_answered(u, tmp_path):
     out = run_unit(u.number, quick=True, build_dir=tmp_path / "build", parameters=_params(u, tmp_path))
     outputs = _outputs(out)
     assert not [o for o in outputs if o.get("output_type") == "error"]
-    assert [o for o in outputs if "image/png" in o.get("data", {})], "no figure"
+    images = [o["data"]["image/png"] for o in outputs if "image/png" in o.get("data", {})]
+    assert images, "no figure"
+    assert len(set(images)) == len(images), "a figure is shown twice"
     assert not [o for o in outputs if "application/vnd.jupyter.widget-view+json" in o.get("data", {})]
     text = _texts(outputs)
     assert text.count("Not answered yet") == len(_module(u).EXERCISES), text[-2000:]

@@ -14,6 +14,7 @@ from functools import lru_cache
 import numpy as np
 
 from .exercises import Exercise, call, close
+from .u4_judging import mape
 
 __all__ = ["load_split", "draw_multiplicative", "compare_forms", "run_search", "extrapolation_fits",
            "draw_extrapolation", "beyond_table", "FIGURES", "EXERCISES", "DATASET"]
@@ -22,16 +23,6 @@ __all__ = ["load_split", "draw_multiplicative", "compare_forms", "run_search", "
 DATASET = "data/measured/pytorch-cpu/ch4_lenet5.csv"
 _COLOURS = {"measured": "black", "log-linear": "#1f77b4", "random forest": "#ff7f0e",
             "gradient boosting": "#2ca02c"}
-
-
-def _mape(y, pred) -> float:
-    y, pred = np.asarray(y, dtype=float), np.asarray(pred, dtype=float)
-    return float(100 * np.mean(np.abs(pred - y) / y))
-
-
-def _r2(y, pred) -> float:
-    y, pred = np.asarray(y, dtype=float), np.asarray(pred, dtype=float)
-    return float(1 - np.sum((y - pred) ** 2) / np.sum((y - y.mean()) ** 2))
 
 
 def load_split(dataset: str = DATASET, n_rows: int | None = None, seed: int = 0) -> dict:
@@ -138,7 +129,7 @@ def beyond_table(fits, cutoff: int, column: str = "batch_size"):
     names = [c for c in _COLOURS if c in fits.columns]
     return pd.DataFrame({f"growth {cutoff} → {g.index.max()}": {n: float(g[n].iloc[-1] / g.loc[cutoff, n])
                                                                  for n in names},
-                         "MAPE beyond (%)": {n: _mape(b["measured"], b[n]) for n in names[1:]},
+                         "MAPE beyond (%)": {n: mape(b["measured"], b[n]) for n in names[1:]},
                          "share under-predicted": {n: float(np.mean(b[n] < b["measured"])) for n in names[1:]}})
 
 
