@@ -2,7 +2,7 @@
 
 Run: ``.venv/bin/python benchmarks/bench_small_runs.py --clusters Pollux --out benchmarks/results/small_runs_pollux``
 (Pollux's shipped traces, and the calibration of the regime flag's ρ) and ``... --clusters azure,dgx,dgx-ext,rtx
---no-regime --out benchmarks/results/small_runs_sia`` (the Sia clusters whose tables are in ``build/external/sia``,
+--out benchmarks/results/small_runs_sia`` (the Sia clusters whose tables are in ``build/external/sia``,
 not shipped: see ``benchmarks/README.md``); each writes ``.json`` and ``.md``. About 1 minute per job on 2 cores.
 
 Protocol, per cluster and per job (each job a user with one file), the split of

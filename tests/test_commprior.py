@@ -7,7 +7,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from perfkit.model.forms.commprior import DEFAULT_EFFICIENCY, CommPriorStepModel, ring_costs
+from perfkit.model.forms.commprior import (DEFAULT_EFFICIENCY, DEFAULT_MIN_PRIOR_EFFICIENCY, CommPriorStepModel,
+                                           ring_costs)
 from perfkit.model.persist import load_model
 from perfkit.model.selection.by_scale import hardware_prior, step_family
 from perfkit.study import FitSpec
@@ -61,6 +62,26 @@ def test_a_level_the_rows_never_measured_takes_the_prior():
     assert single.efficiencies()["intra"][0] == pytest.approx(DEFAULT_EFFICIENCY)
 
 
+def test_a_carried_efficiency_below_the_floor_is_raised_to_it():
+    X, y = _rows([(1, 1), (2, 1), (3, 1), (4, 1)], u_intra=40.0)  # a node link at 2.5 % of its datasheet bandwidth
+    m = CommPriorStepModel(grad_bytes=B, intra_gbps=INTRA, inter_gbps=INTER, loss="linear").fit(X, y)
+    eff = m.efficiencies()
+    assert eff["intra"][0] < DEFAULT_MIN_PRIOR_EFFICIENCY and eff["intra"][1] == "fitted"
+    assert eff["inter"] == (pytest.approx(DEFAULT_MIN_PRIOR_EFFICIENCY), "prior: the intra level's, raised to the floor")
+    assert "inter 0.1 (prior: the intra level's, raised to the floor)" in m.summary()
+    carried = CommPriorStepModel(grad_bytes=B, intra_gbps=INTRA, inter_gbps=INTER, loss="linear",
+                                 min_prior_efficiency=None).fit(X, y)
+    assert carried.efficiencies()["inter"] == (pytest.approx(eff["intra"][0]), "prior: the intra level's")
+    assert np.allclose(carried.predict(X), m.predict(X))  # the floor changes nothing the rows measured
+    big = pd.DataFrame({"n_gpus": [16.0], "n_nodes": [4.0], "batch_per_gpu": [8.0]})
+    assert m.predict(big)[0] < 0.8 * carried.predict(big)[0]  # the network priced at 10 %, not at the link's 4 %
+    # a file saved before the floor existed carries the efficiency as it was fitted
+    doc = json.loads(m.to_json())
+    assert doc["settings"]["min_prior_efficiency"] == DEFAULT_MIN_PRIOR_EFFICIENCY
+    del doc["settings"]["min_prior_efficiency"]
+    assert load_model(json.dumps(doc)).predict(big)[0] == pytest.approx(carried.predict(big)[0], rel=1e-6)
+
+
 def test_the_form_saves_its_prior_as_json():
     X, y = _rows([(1, 1), (2, 1), (4, 1)], noise=0.01)
     m = CommPriorStepModel(grad_bytes=B, intra_gbps=INTRA, inter_gbps=None).fit(X, y)
@@ -77,6 +98,8 @@ def test_the_form_saves_its_prior_as_json():
 @pytest.mark.parametrize("settings, pattern", [
     (dict(grad_bytes=0.0), "grad_bytes"), (dict(intra_gbps=-1.0), "intra_gbps"), (dict(inter_gbps=0.0), "inter_gbps"),
     (dict(default_efficiency=2.0), r"default_efficiency: expected a number in \(0, 1\]"),
+    (dict(min_prior_efficiency=1.5), r"min_prior_efficiency: expected None or a number in \(0, 1\]"),
+    (dict(min_prior_efficiency=0.0), "min_prior_efficiency"),
 ])
 def test_bad_settings_are_one_error_naming_them(settings, pattern):
     X, y = _rows([(1, 1), (2, 1), (4, 1)])

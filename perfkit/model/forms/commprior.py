@@ -12,6 +12,9 @@ same way (log residuals of the step and of the measured compute time; ``sync_col
 efficiency is fitted for each level the fit rows hold. A level the rows do not hold takes the other level's u (the
 efficiency measured on the level the rows do hold), or ``1 / default_efficiency`` when they hold neither: that u is a
 prior, not fitted, and :meth:`summary` and :attr:`prior_` say which u the data pinned and which the prior supplied.
+An efficiency carried from the other level is raised to ``min_prior_efficiency`` when it lies below it: a link whose
+measured all-reduce reaches a hundredth of its datasheet bandwidth is latency-bound or not the link the table names,
+and that says little about another level's bandwidth (a network priced at it is priced far too slow).
 An unknown network bandwidth (``inter_gbps=None``) prices the network per byte at the intra-node bandwidth: measured
 multi-node rows then fit its u freely (it absorbs the bandwidth), and without them the prediction assumes a network
 as fast as the node's links (said in the summary).
@@ -23,10 +26,14 @@ import numpy as np
 from ..._checks import check_number
 from .stepmodels import PhaseAwareStepModel
 
-__all__ = ["CommPriorStepModel", "DEFAULT_EFFICIENCY", "ring_costs"]
+__all__ = ["CommPriorStepModel", "DEFAULT_EFFICIENCY", "DEFAULT_MIN_PRIOR_EFFICIENCY", "ring_costs"]
 
 #: the efficiency (achieved / datasheet bandwidth) assumed for a level when the fit rows hold no level at all
 DEFAULT_EFFICIENCY = 0.5
+#: the lowest efficiency a level takes from the other level's fit (``min_prior_efficiency``): on the single-node fits
+#: of the shipped and Sia traces, carried efficiencies of 0.005-0.01 (Azure's node links) priced the network several
+#: times too slow (``benchmarks/results/small_runs_sia.md``, the prior's contribution)
+DEFAULT_MIN_PRIOR_EFFICIENCY = 0.1
 #: GB/s → bytes per second
 _GB = 1e9
 
@@ -59,6 +66,9 @@ class CommPriorStepModel(PhaseAwareStepModel):
         unknown (see the module docstring).
     default_efficiency : float, default :data:`DEFAULT_EFFICIENCY`
         The efficiency of a level when the fit rows hold no level (0 < e <= 1).
+    min_prior_efficiency : float or None, default :data:`DEFAULT_MIN_PRIOR_EFFICIENCY`
+        The floor (0 < e <= 1) of an efficiency carried from the other level; None: carried as fitted (what files
+        saved before the setting existed do).
     sync_weight, loss, f_scale
         As :class:`PhaseAwareStepModel`'s.
 
@@ -73,13 +83,14 @@ class CommPriorStepModel(PhaseAwareStepModel):
 
     json_format = "perfkit.CommPriorStepModel"
     optional_fitted_keys = ("ranges", "prior")
-    optional_settings = ()
+    #: ``min_prior_efficiency``: absent from files written before it existed, which carried efficiencies unfloored
+    optional_settings = ("min_prior_efficiency",)
     sync_form = "log"  # unused: the synchronisation law is the hardware's (the checks of the parent read it)
     node_slope = False
 
     def __init__(self, gpus="n_gpus", nodes="n_nodes", batch="batch_per_gpu", *, sync_column="sync_time",
                  grad_bytes=1.0, intra_gbps=1.0, inter_gbps=None, default_efficiency=DEFAULT_EFFICIENCY,
-                 sync_weight=0.0, loss="huber", f_scale=0.1):
+                 min_prior_efficiency=DEFAULT_MIN_PRIOR_EFFICIENCY, sync_weight=0.0, loss="huber", f_scale=0.1):
         self.gpus = gpus
         self.nodes = nodes
         self.batch = batch
@@ -88,6 +99,7 @@ class CommPriorStepModel(PhaseAwareStepModel):
         self.intra_gbps = intra_gbps
         self.inter_gbps = inter_gbps
         self.default_efficiency = default_efficiency
+        self.min_prior_efficiency = min_prior_efficiency
         self.sync_weight = sync_weight
         self.loss = loss
         self.f_scale = f_scale
@@ -101,11 +113,15 @@ class CommPriorStepModel(PhaseAwareStepModel):
         if check_number("default_efficiency", self.default_efficiency, positive=True) > 1:
             raise ValueError(f"default_efficiency: expected a number in (0, 1] (achieved over datasheet bandwidth), "
                              f"got {self.default_efficiency!r}")
+        if self.min_prior_efficiency is not None and check_number(
+                "min_prior_efficiency", self.min_prior_efficiency, positive=True) > 1:
+            raise ValueError(f"min_prior_efficiency: expected None or a number in (0, 1], got "
+                             f"{self.min_prior_efficiency!r}")
         return cols
 
     @classmethod
     def _from_settings(cls, settings: dict):
-        model = cls(**settings)
+        model = cls(**{"min_prior_efficiency": None, **settings})
         return model, model._settings()
 
     def _names(self) -> list:
@@ -122,8 +138,18 @@ class CommPriorStepModel(PhaseAwareStepModel):
             if how == "prior: default efficiency":
                 u[level] = default
             elif how.startswith("prior:"):
-                u[level] = theta[3] if other == "intra" else theta[4]
+                carried = theta[3] if other == "intra" else theta[4]
+                u[level] = carried if self.min_prior_efficiency is None else np.minimum(
+                    carried, 1.0 / float(self.min_prior_efficiency))
         return u["intra"], u["inter"]
+
+    def _floored(self, level: str) -> bool:
+        """Whether ``level``'s carried efficiency was raised to ``min_prior_efficiency``."""
+        how = self.prior_[level]
+        if self.min_prior_efficiency is None or not how.startswith("prior: the "):
+            return False
+        other = self.params_[3] if level == "inter" else self.params_[4]
+        return bool(other > 1.0 / float(self.min_prior_efficiency))
 
     def _times(self, theta, K, N, m):
         from .stepmodels import overlap
@@ -162,10 +188,13 @@ class CommPriorStepModel(PhaseAwareStepModel):
         return {k: float(v) * (1.0 if k in unitless else self.scale_) for k, v in zip(self._names(), self.params_)}
 
     def efficiencies(self) -> dict:
-        """Level → (efficiency, how): 1 / u, and whether the data pinned it or the prior supplied it."""
+        """Level → (efficiency, how): 1 / u, and whether the data pinned it or the prior supplied it (", raised to
+        the floor" when a carried efficiency lay below ``min_prior_efficiency``)."""
         self._check_fitted()
         u = self._levels(self.params_)
-        return {lv: (1.0 / v if v > 0 else float("inf"), self.prior_[lv]) for lv, v in zip(("intra", "inter"), u)}
+        return {lv: (1.0 / v if v > 0 else float("inf"),
+                     self.prior_[lv] + (", raised to the floor" if self._floored(lv) else ""))
+                for lv, v in zip(("intra", "inter"), u)}
 
     def formula(self, digits: int = 3) -> str:
         c = {k: f"{v:.{digits}g}" for k, v in self.coef_.items()}
