@@ -3,11 +3,11 @@ draws, and its exercises' checks.
 
 - :func:`load_split`, :func:`fit_models`: the measured LeNet-5 step times, split to fit and held out, and the two
   models the unit judges (the log-linear form and a random forest);
-- :func:`mape`, :func:`r2`, :func:`score_table`: the two scores, on held-out rows, by cross-validation and (leaking)
+- :func:`score_table` (MAPE and R² of :mod:`perfkit.model.selection.metrics`): the two scores, on held-out rows, by cross-validation and (leaking)
   on the rows used to fit;
 - :func:`scale_slow_errors`, :func:`draw_disagreement`, :func:`draw_error_shares`: why MAPE and R² can rank two
   models differently (a few slow configurations carry most of the squared error);
-- :func:`conformal_setup`, :func:`conformal_halfwidth`, :func:`draw_coverage`: split-conformal intervals (Lei et
+- :func:`conformal_setup`, :func:`draw_coverage` (the half-width: :func:`perfkit.model.uncertainty.extrapolation.conformal_quantile`): split-conformal intervals (Lei et
   al. 2018) and their coverage at any level;
 - :func:`paired_margin`, :func:`draw_margin`: the margin between two models with a paired bootstrap interval.
 """
@@ -18,10 +18,12 @@ from functools import lru_cache
 
 import numpy as np
 
+from ..model.selection.metrics import mape, r2
+from ..model.uncertainty.extrapolation import conformal_quantile
 from .exercises import Exercise, call, close
 
-__all__ = ["load_split", "fit_loglinear", "fit_models", "mape", "r2", "score_table", "scale_slow_errors", "draw_disagreement",
-           "draw_error_shares", "conformal_setup", "conformal_halfwidth", "intervals_at", "draw_coverage",
+__all__ = ["load_split", "fit_loglinear", "fit_models", "score_table", "scale_slow_errors", "draw_disagreement",
+           "draw_error_shares", "conformal_setup", "intervals_at", "draw_coverage",
            "paired_margin", "draw_margin", "FIGURES", "EXERCISES", "DATASET"]
 
 #: the shipped measurements the unit reads (relative to the repository)
@@ -70,18 +72,6 @@ def fit_models(split: dict, seed: int = 0, n_trees: int = 200) -> dict:
 
 
 # ------------------------------------------------------------------------------------------- the two scores
-def mape(y, pred) -> float:
-    """Mean absolute percentage error, in percent of the measured values ``y``."""
-    y, pred = np.asarray(y, dtype=float), np.asarray(pred, dtype=float)
-    return float(100.0 * np.mean(np.abs(pred - y) / y))
-
-
-def r2(y, pred) -> float:
-    """Coefficient of determination 1 − SSE/SST, SST around the mean of ``y`` itself."""
-    y, pred = np.asarray(y, dtype=float), np.asarray(pred, dtype=float)
-    return float(1.0 - np.sum((y - pred) ** 2) / np.sum((y - y.mean()) ** 2))
-
-
 def score_table(split: dict, models: dict, seed: int = 0, folds: int = 5, n_trees: int = 200):
     """MAPE (%) and R² of each model three ways: on the held-out rows, by ``folds``-fold cross-validation of the rows
     to fit (each row predicted by a model that did not see it), and on the rows used to fit (leakage: an optimistic
@@ -184,17 +174,9 @@ def conformal_setup(split: dict, seed: int = 0, calibration: float = 0.3) -> dic
             "y": split["y_test"].to_numpy(dtype=float), "model": model}
 
 
-def conformal_halfwidth(scores, alpha: float) -> float:
-    """The ⌈(n+1)(1−α)⌉-th smallest of the n ``scores`` (inf when that rank exceeds n): the half-width of a split
-    conformal interval of coverage at least 1 − α."""
-    s = np.sort(np.asarray(scores, dtype=float))
-    rank = math.ceil(round((len(s) + 1) * (1.0 - alpha), 9))
-    return float(s[max(rank, 1) - 1]) if rank <= len(s) else math.inf
-
-
 def intervals_at(setup: dict, coverage: float):
     """Lower and upper ends ŷ·e^{∓q} of the split conformal intervals of the held-out rows at ``coverage``."""
-    q = conformal_halfwidth(setup["scores"], 1.0 - coverage)
+    q = conformal_quantile(setup["scores"], 1.0 - coverage)
     return setup["pred"] * np.exp(-q), setup["pred"] * np.exp(q)
 
 
@@ -216,7 +198,7 @@ def draw_coverage(setup: dict, coverage: float = 0.8, shown: int = 40):
     a.set_yscale("log")
     a.set_xlabel("held-out rows, by prediction")
     a.set_ylabel("step time (s)")
-    a.set_title(f"{100 * coverage:.0f} % intervals, half-width ×{math.exp(conformal_halfwidth(setup['scores'], 1 - coverage)):.2f}",
+    a.set_title(f"{100 * coverage:.0f} % intervals, half-width ×{math.exp(conformal_quantile(setup['scores'], 1 - coverage)):.2f}",
                 fontsize=8)
     a.legend(fontsize=7, loc="upper left")
     grid = np.linspace(0.5, 0.95, 10)
@@ -349,7 +331,7 @@ def _check_halfwidth(answer):
     rng = np.random.default_rng(7)
     data = [(rng.exponential(0.2, n), a) for n, a in _HALF_CASES]
     got = [call(answer, s.copy(), a) for s, a in data]
-    if not all(close(g, conformal_halfwidth(s, a)) for g, (s, a) in zip(got, data)):
+    if not all(close(g, conformal_quantile(s, a)) for g, (s, a) in zip(got, data)):
         for method in ("linear", "higher", "nearest", "lower", "midpoint", "inverted_cdf", "closest_observation"):
             if all(close(g, np.quantile(s, 1 - a, method=method)) for g, (s, a) in zip(got, data)):
                 return "no-correction"

@@ -13,8 +13,8 @@ from functools import lru_cache
 
 import numpy as np
 
+from ..model.selection.metrics import mape
 from .exercises import Exercise, call, close
-from .u4_judging import mape
 
 __all__ = ["load_split", "draw_multiplicative", "compare_forms", "run_search", "extrapolation_fits",
            "draw_extrapolation", "beyond_table", "FIGURES", "EXERCISES", "DATASET"]
