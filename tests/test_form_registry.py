@@ -18,8 +18,8 @@ import pytest
 
 from perfkit.cli.fit import add_arguments
 from perfkit.model.base import PerformanceForm
-from perfkit.model.forms.registry import (INPUTS, REGISTRY, STEP, TABLE, form_names, get, json_formats, step_forms,
-                                          table_forms)
+from perfkit.model.forms.registry import (HARDWARE, INPUTS, REGISTRY, STEP, TABLE, form_names, get, hardware_forms,
+                                          json_formats, step_forms, table_forms)
 from perfkit.model.persist import WRAPPER_FORMATS, model_formats
 from perfkit.model.selection.search import form_candidates, make_form, step_candidates
 from perfkit.study.spec import FitSpec
@@ -30,26 +30,34 @@ STEP_COLUMNS = dict(gpus="n_gpus", nodes="n_nodes", batch="batch_per_gpu")
 #: valid settings of each form on the small tables below (short fits for the thesis and symbolic forms)
 VALID = {"thesis": dict(ROLES, maxiter=2, popsize=5, search_rows=50), "loglinear": ROLES,
          "hybrid": dict(ROLES, network="lenet5"), "symbolic": dict(ROLES, population_size=50, generations=2),
-         "pollux": STEP_COLUMNS, "phases": dict(STEP_COLUMNS, sync_column="sync_time")}
+         "pollux": STEP_COLUMNS, "phases": dict(STEP_COLUMNS, sync_column="sync_time"),
+         "roofline": dict(workload=["model"], batch="batch_per_gpu", gpus="n_gpus")}
 #: every format a saved model had before the registry (files saved then must still load)
 SAVED_FORMATS = {"perfkit.GenericPerformanceModel", "perfkit.LogLinearModel", "perfkit.HybridModel",
                  "perfkit.ConformalRegressor", "perfkit.PolluxStepModel", "perfkit.PhaseAwareStepModel",
                  "perfkit.ScaleIntervalModel", "perfkit.SymbolicModel", "perfkit.MedianOfModels",
-                 "perfkit.CommPriorStepModel", "perfkit.BoostedStepModel"}
+                 "perfkit.CommPriorStepModel", "perfkit.BoostedStepModel", "perfkit.RooflineModel",
+                 "perfkit.GroupIntervalModel"}
 
 
 @pytest.fixture(scope="module")
 def tables():
     """Kind → (X, y): 60 measured LeNet-5 rows for the table forms; 26 placements with a sync column for the step
-    forms."""
+    forms; 40 of Lambda's fp16 rows with the GPU spec columns joined for the hardware forms."""
+    from perfkit.data.gpu_specs import join_hardware
+    from perfkit.data.lambda_labs import load_lambda
+
     df = pd.read_csv(Path(__file__).resolve().parents[1] / "data/measured/pytorch-cpu/ch4_lenet5.csv")
     df = df[df["status"] == "ok"].head(60).reset_index(drop=True)
     rows = [(k, n, b) for k in (1, 2, 4, 8, 16) for n in (1, 2, 4) if n <= k for b in (8, 32)]
     steps = pd.DataFrame(rows, columns=list(STEP_COLUMNS.values()))
     y_step = (0.02 + 0.004 * steps["batch_per_gpu"] + 0.01 * np.log(steps["n_gpus"]) + 0.001 * steps["n_nodes"])
     steps["sync_time"] = 0.01 * np.log(steps["n_gpus"]) + 0.001
+    hw = load_lambda(screen=True)
+    hw = join_hardware(hw[(hw["precision"] == "fp16") & hw["model"].isin(["resnet50", "ssd"])].head(40), "gpu",
+                       "precision").reset_index(drop=True)
     return {TABLE: (df[[c for cols in ROLES.values() for c in cols]].copy(), df["epoch_time"].to_numpy()),
-            STEP: (steps, y_step.to_numpy())}
+            STEP: (steps, y_step.to_numpy()), HARDWARE: (hw.drop(columns=["t_iter"]), hw["t_iter"].to_numpy())}
 
 
 def _fit(form, tables, **change):
@@ -85,10 +93,11 @@ def test_every_constructor_parameter_has_a_bad_value(form):
 
 # ---------------------------------------------------------------------------------- agreement
 def test_names_and_kinds():
-    assert form_names() == table_forms() + step_forms() == tuple(f.name for f in REGISTRY)
+    assert form_names() == table_forms() + step_forms() + hardware_forms() == tuple(f.name for f in REGISTRY)
     assert set(table_forms()) == {"thesis", "loglinear", "hybrid", "symbolic"}
     assert set(step_forms()) == {"pollux", "phases"}
-    assert all(f.kind in (TABLE, STEP) and get(f.name) is f for f in REGISTRY)
+    assert set(hardware_forms()) == {"roofline"}
+    assert all(f.kind in (TABLE, STEP, HARDWARE) and get(f.name) is f for f in REGISTRY)
     assert all(set(f.needs) <= set(INPUTS) for f in REGISTRY)
     assert set(INPUTS) <= {f.name for f in fields(FitSpec)}  # each input is a field of the fit study
     with pytest.raises(ValueError, match="^form: unknown form 'nope'"):
@@ -112,7 +121,7 @@ def test_the_search_builds_the_table_forms_and_the_step_candidates_the_step_form
     steps = step_candidates(**STEP_COLUMNS, sync_column="sync_time")
     assert [c.form for c in steps] == list(step_forms())
     assert all(type(c.estimator) is get(c.form).cls for c in steps)
-    assert all((get(f).candidates_path is None) == (get(f).kind == STEP) for f in form_names())
+    assert all((get(f).candidates_path is None) == (get(f).kind in (STEP, HARDWARE)) for f in form_names())
     for name in table_forms():
         assert type(make_form(name, **ROLES, network="lenet5")) is get(name).cls
     with pytest.raises(ValueError, match="^form: 'pollux' is a step form"):
@@ -125,7 +134,7 @@ def test_the_json_formats_are_the_registry_and_the_wrappers():
     assert not set(json_formats()) & set(WRAPPER_FORMATS)
     for form in REGISTRY:
         assert form.cls.json_format == form.json_format and issubclass(form.cls, PerformanceForm)
-    built_by_the_study = ("MedianOfModels", "CommPriorStepModel", "BoostedStepModel")  # forms that --form does not name
+    built_by_the_study = ("MedianOfModels", "CommPriorStepModel", "BoostedStepModel")  # GroupIntervalModel wraps one  # forms that --form does not name
     for module, name in WRAPPER_FORMATS.values():  # the other wrappers hold a form; they are not one
         cls = getattr(__import__(f"perfkit.model.{module}", fromlist=[name]), name)
         assert issubclass(cls, PerformanceForm) == (name in built_by_the_study)

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from perfkit.data.external_files import external_dir
+from perfkit.data.gpu_specs import GPU_SPEC_COLUMNS
 from perfkit.data.hardware import (CLUSTER_COLUMNS, JOB_COLUMNS, cluster_facts, gradient_bytes, load_clusters,
                                    load_jobs)
 
@@ -72,12 +73,12 @@ def test_provenance_matches_the_files():
     assert prov["description"] and prov["sources"] and prov["licence"] and prov["derivation"]
     listed = {f["path"] for f in prov["files"]}
     shipped = {str(p.relative_to(external_dir())) for p in FOLDER.rglob("*") if p.is_file()}
-    assert listed == shipped == {"hardware/jobs.csv", "hardware/clusters.csv"}
+    assert listed == shipped == {"hardware/jobs.csv", "hardware/clusters.csv", "hardware/gpu_specs.csv"}
     for f in prov["files"]:
         data = (external_dir() / f["path"]).read_bytes()
         assert hashlib.sha256(data).hexdigest() == f["sha256"], f["path"]
         assert len(data) == f["bytes"] and f["rows"] == len(_rows(external_dir() / f["path"])) - 1
-        assert tuple(f["columns"]) in (JOB_COLUMNS, CLUSTER_COLUMNS)
+        assert tuple(f["columns"]) in (JOB_COLUMNS, CLUSTER_COLUMNS, GPU_SPEC_COLUMNS)
 
 
 # ------------------------------------------------------------------------------ a user's own tables

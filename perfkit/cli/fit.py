@@ -43,24 +43,22 @@ def add_arguments(parser) -> None:
     parser.add_argument("--coding", choices=list(CODINGS), default=defaults["coding"],
                         help="categorical coding")
     parser.add_argument("--scale", choices=["data", "none"], default="data",
-                        help="data (default): fit unit-free, the times and columns divided by their medians, so any "
-                             "time unit gives the same fit; none: the thesis's convention, the bounds of a, κ, C "
-                             "[0, 1000] and --lam in the target's units (seconds)")
+                        help="data (default): unit-free, times and columns divided by their medians; none: the "
+                             "thesis's convention, bounds of a, κ, C [0, 1000] and --lam in the target's units")
     parser.add_argument("--jobs", type=int, default=-1,
-                        help="parallel fits and forest trees (joblib n_jobs; default -1: every core; every fit is "
-                             "seeded, so the results do not depend on it)")
+                        help="parallel fits and forest trees (joblib n_jobs; default -1: every core; results do not "
+                             "depend on it)")
     parser.add_argument("--out", default="model.json", help="where to save the fitted model (JSON)")
     parser.add_argument("--na-is-level", action="store_true", help=NA_IS_LEVEL_HELP)
     parser.add_argument("--form", choices=[*form_names(), AUTO], default=DEFAULT_FORM,
-                        help="model form: the thesis's eq. 4.4 (default), a log-space power law with interactions, "
-                             "analytic costs times rates (needs --network), the step time of data-parallel training "
-                             "from GPUs, nodes and per-GPU batch (pollux: Pollux's model; phases: fitted with the "
-                             "measured synchronisation time of --phases; both need --gpus, --nodes, --batch), or "
-                             "auto: all of them scored by CV (the step forms when --gpus, --nodes, --batch are given), "
-                             "the simplest within one standard error of the best is kept (--select best: the best; "
-                             "with --extrapolate: the best on inner extrapolation splits)")
+                        help="model form: the thesis's eq. 4.4 (default), a log-space power law, analytic costs "
+                             "times rates (--network), the step time from GPUs, nodes and per-GPU batch (pollux; "
+                             "phases: with the measured sync time of --phases), a roofline over GPU spec columns "
+                             "(--hardware), or auto: all scored by CV (or inner extrapolation splits, or held-out "
+                             "groups), the simplest within one standard error kept (--select best: the best)")
     _add_search_arguments(parser)
     _add_scale_arguments(parser)
+    _add_hardware_arguments(parser)
     parser.add_argument("--network", default=None,
                         help="network of the measurements for the hybrid form's cost model (lenet5, resattnet3d, "
                              "ch3_cnn, ch3_mlp, ch3_ae)")
@@ -71,49 +69,42 @@ def add_arguments(parser) -> None:
                         help="folds of the form search and of the intervals (default 5)")
     parser.add_argument("--intervals", default=defaults["intervals"],
                         choices=[defaults["intervals"], *(m for m in INTERVAL_METHODS if m != defaults["intervals"])],
-                        help="how the conformal intervals are calibrated (default studentized: cross-validated "
-                             "errors scaled by the leverage; cv+: Barber et al.'s CV+, conservative for models with "
-                             "many terms per row; split: a held-out quarter, not with --form auto)")
+                        help="conformal intervals: studentized (default; CV errors scaled by the leverage), cv+ "
+                             "(Barber et al.; conservative) or split (a held-out quarter; not with --form auto)")
     parser.add_argument("--calibrate", action="store_true",
-                        help="thesis form: also calibrate conformal intervals (5 more fits), so that "
-                             "`perfkit predict --interval` works; the other forms always calibrate")
+                        help="thesis form: also calibrate conformal intervals (5 more fits) for `perfkit predict "
+                             "--interval`; the other forms always calibrate")
 
 
 def _add_search_arguments(parser) -> None:
     """The options of the form search (``--form auto``): its selection rule and its black-box reference."""
     parser.add_argument("--select", default=None, choices=["1se", "best"],
                         help="--form auto: keep the simplest candidate within one standard error of the best CV "
-                             "MAPE (1se, the default) or the lowest CV MAPE (best); the report names both winners "
-                             "and how far apart they are")
+                             "MAPE (1se, default) or the lowest (best); the report names both")
     parser.add_argument("--no-reference", action="store_true",
                         help="--form auto: skip the black-box reference (a random forest, gradient boosting and an "
-                             "RBF SVR, each tuned by CV on the same folds), which the report otherwise sets beside "
-                             "the chosen form")
+                             "RBF SVR, tuned by CV on the same folds) set beside the chosen form")
 
 
 def _add_scale_arguments(parser) -> None:
     """The options of measuring small and predicting large: the step forms' columns, ``--phases``,
     ``--extrapolate``."""
     parser.add_argument("--gpus", default=None, metavar="COL",
-                        help="step forms: column of the number of GPUs (data-parallel replicas), whole numbers >= 1")
+                        help="step forms, roofline: column of the number of GPUs (data-parallel replicas), >= 1")
     parser.add_argument("--nodes", default=None, metavar="COL",
                         help="step forms: column of the number of nodes the GPUs sit on (1 <= nodes <= GPUs)")
     parser.add_argument("--batch", default=None, metavar="COL",
-                        help="step forms: column of the batch per GPU (> 0)")
+                        help="step forms, roofline: column of the batch per GPU (> 0)")
     parser.add_argument("--phases", default="", metavar="COL[,COL...]",
-                        help="measured phase columns (times >= 0 per step, e.g. sync_time), read in fit only and "
-                             "never as features: prediction needs the configuration alone. --form phases uses one, "
-                             "the synchronisation time; the other forms ignore them (a line says so)")
+                        help="measured phase columns (times >= 0 per step, e.g. sync_time), read in fit only, never "
+                             "as features; --form phases uses one, the sync time; other forms ignore them")
     parser.add_argument("--extrapolate", default=None, metavar="COL[:MAX]",
-                        help="instead of a random --test-size split, fit on the rows with COL <= MAX and report "
-                             "the errors of the rows beyond, by extrapolation factor COL/MAX, beside a random forest "
-                             "and gradient boosting; the saved model's intervals widen with the distance beyond MAX. "
-                             "Default MAX: the largest value of COL at most half its largest (the held-out rows "
-                             "reach at least 2x)")
+                        help="instead of a random --test-size split, fit on the rows with COL <= MAX and report the "
+                             "rows beyond by extrapolation factor COL/MAX, beside the baselines; the saved intervals "
+                             "widen beyond MAX (default MAX: the largest COL at most half its largest)")
     parser.add_argument("--scale-of", default=None, metavar="COL",
-                        help="a scaling study from small runs along COL: every row fitted, the model chosen on inner "
-                             "extrapolation splits, intervals widening beyond the largest value (the default of "
-                             "--form auto with --gpus/--nodes/--batch and neither --extrapolate nor --test-size)")
+                        help="a scaling study from small runs along COL: every row fitted, chosen on inner splits, "
+                             "intervals widening beyond the largest (default of --form auto with the step columns)")
     parser.add_argument("--cluster", default=None, metavar="NAME|FILE.csv:NAME",
                         help="with --job, in a scaling study: the cluster (GPUs per node, bandwidths) in "
                              "data/external/hardware/clusters.csv or your own CSV; the communication-prior form joins")
@@ -123,6 +114,21 @@ def _add_scale_arguments(parser) -> None:
     parser.add_argument("--inflation", type=float, default=None, metavar="K",
                         help="multiply the width of the saved intervals beyond the fitted scale by K (default 1 "
                              "with --extrapolate; in a scaling study the κ transferred from Pollux's traces)")
+
+
+#: the options of predicting GPUs you do not own: (flag, metavar, help)
+_HARDWARE_FLAGS = (
+    ("--hardware", "COL", "column of GPU names: join the GPU spec table (data/external/hardware/gpu_specs.csv), so "
+                          "a model predicts a GPU from its spec sheet; needs --split"),
+    ("--precision", "COL", "with --hardware: column of precisions (fp16/amp/bf16: FP16 tensor peak; fp32/tf32: TF32)"),
+    ("--gpu-specs", "FILE.csv", "with --hardware: your own GPU spec table (the shipped table's columns)"),
+    ("--split", "group:COL", "leave one level of COL out at a time (e.g. one GPU type), the form chosen and the "
+                             "intervals calibrated on the other groups (forms roofline, loglinear, auto)"))
+
+
+def _add_hardware_arguments(parser) -> None:
+    for flag, metavar, text in _HARDWARE_FLAGS:
+        parser.add_argument(flag, default=None, metavar=metavar, help=text)
 
 
 def _spec_fields():
@@ -139,15 +145,11 @@ def spec_from_args(args):
     from ..study.spec import FitSpec
     from .common import pairs
 
-    return FitSpec(target=args.target, numeric=args.numeric, categorical=args.categorical, extrinsic=args.extrinsic,
-                   form=args.form,
-                   penalty=None if args.penalty == "none" else args.penalty, lam=args.lam, method=args.method,
-                   coding=args.coding, scale=args.scale, seeds=args.seeds, test_size=args.test_size,
-                   extrapolate=args.extrapolate, cv=args.cv, intervals=args.intervals, calibrate=args.calibrate,
-                   select=args.select, reference=not args.no_reference, network=args.network,
-                   fixed=pairs(args.fixed, "--fixed"), gpus=args.gpus, nodes=args.nodes, batch=args.batch,
-                   phases=args.phases, inflation=args.inflation, scale_of=args.scale_of, cluster=args.cluster,
-                   job=args.job, n_jobs=args.jobs)
+    same = ("target", "numeric", "categorical", "extrinsic", "form", "lam", "method", "coding", "scale", "seeds",
+            "test_size", "extrapolate", "cv", "intervals", "calibrate", "select", "network", "gpus", "nodes", "batch",
+            "phases", "inflation", "scale_of", "cluster", "job", "hardware", "precision", "gpu_specs", "split")
+    return FitSpec(**{k: getattr(args, k) for k in same}, penalty=None if args.penalty == "none" else args.penalty,
+                   reference=not args.no_reference, fixed=pairs(args.fixed, "--fixed"), n_jobs=args.jobs)
 
 
 def run(args, argv=None) -> None:

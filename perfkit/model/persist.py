@@ -35,6 +35,7 @@ WRAPPER_FORMATS = {
     "perfkit.MedianOfModels": ("forms.median", "MedianOfModels"),
     "perfkit.CommPriorStepModel": ("forms.commprior", "CommPriorStepModel"),
     "perfkit.BoostedStepModel": ("forms.boosted", "BoostedStepModel"),
+    "perfkit.GroupIntervalModel": ("uncertainty.group_intervals", "GroupIntervalModel"),
 }
 #: the keys of every model document, in the order they are written
 ENVELOPE_KEYS = ("format", "version", "settings", "fitted")

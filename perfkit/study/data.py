@@ -41,6 +41,8 @@ def prepare(spec: FitSpec, frame) -> tuple:
                          f"{name('categorical')} columns; with the step columns alone "
                          f"({name('gpus')}/{name('nodes')}/{name('batch')}) fit {given('form', 'phases')} or "
                          f"{given('form', 'pollux')}")
+    if spec.split is not None:
+        return _prepare_grouped(spec, frame)
     X = frame.drop(columns=[target])
     step_search = spec.form == "auto" and spec.scale_study is not None and spec.step_roles
     if not spec.is_step_form and not step_search:  # a scaling study with the step columns searches step forms only
@@ -53,6 +55,38 @@ def prepare(spec: FitSpec, frame) -> tuple:
     _check_phases(spec, X, y)
     _check_step_columns(spec, X)
     _check_scale_column(spec, X)
+    return X, y
+
+
+def _prepare_grouped(spec: FitSpec, frame) -> tuple:
+    """``(X, y)`` of a leave-one-group-out study: the GPU spec columns joined (``hardware``), the roles of the forms
+    and baselines checked, the group column present with enough groups."""
+    from ..data.gpu_specs import join_hardware
+    from ..model.selection.by_group import group_folds
+    from .hardware import group_column, hardware_roles
+
+    target = spec.target
+    if spec.hardware is not None:
+        if spec.hardware == target:
+            raise ValueError(f"column {target!r} is the {name('target')} and cannot also be {name('hardware')}")
+        try:
+            frame = join_hardware(frame, spec.hardware, spec.precision, spec.gpu_specs)
+        except (ValueError, FileNotFoundError) as exc:
+            raise type(exc)(f"{name('hardware')} {spec.hardware}: {exc}") from None
+    X = frame.drop(columns=[target])
+    roles = hardware_roles(spec)
+    if not any(roles.values()):
+        raise ValueError(f"{name('split')} {spec.split}: no column to model; give {name('hardware')}, "
+                         f"{name('numeric')} or {name('categorical')} columns")
+    validate_frame(X, **roles)
+    y = pd.Series(validate_target(frame[target], X, name=f"target column {target!r}", positive=True),
+                  index=frame.index, name=target)
+    check_levels(X, spec.categorical)
+    check_target_spread(y, f"target column {target!r}")
+    col, named = group_column(spec)
+    if col not in X.columns:
+        raise missing_column_error(X, named, name("split"))
+    group_folds(X[col].to_numpy(dtype=object), f"{name('split')} {spec.split}")
     return X, y
 
 

@@ -13,9 +13,9 @@ __all__ = ["StudyResult", "StudyError", "StudyWarning", "FORMAT", "VERSION"]
 FORMAT = "perfkit.FitStudy"
 VERSION = 1
 #: the tables of a result saved as data (attribute → JSON key)
-_TABLES = ("parameters", "seed_summary", "search_table", "held_out", "factors", "predictions", "fit_points")
+_TABLES = ("parameters", "seed_summary", "search_table", "held_out", "factors", "predictions", "fit_points", "groups")
 _VALUES = ("label", "header", "n_fit", "n_test", "fit_seconds", "objective", "model_summary", "coverage",
-           "coverage_rows", "unscored_rows", "inner", "inner_note")
+           "coverage_rows", "unscored_rows", "inner", "inner_note", "margin")
 
 
 class StudyWarning(UserWarning):
@@ -61,6 +61,11 @@ class StudyResult:
     predictions, fit_points
         The held-out rows' measured and predicted times (and the 90 % interval), and the fit rows along the scale
         column: the data of :meth:`plot`.
+    groups, margin
+        With ``split="group:COL"``: each held-out group's rows, the form chosen without it and every model's MAPE
+        (%); and the selected procedure's median group MAPE minus the best baseline's, with a 95 % interval from
+        resampling the groups (``{"vs", "estimate", "lo", "hi"}``). ``held_out`` then holds each model's median
+        group MAPE with its interval, its MAPE and R² over all rows.
     fit, search
         The repeated fit and the form search themselves (kept in memory, not saved).
     """
@@ -87,6 +92,8 @@ class StudyResult:
     factors: pd.DataFrame | None = None
     predictions: pd.DataFrame | None = None
     fit_points: pd.DataFrame | None = None
+    groups: pd.DataFrame | None = None
+    margin: dict | None = None
     fit: object = field(default=None, repr=False)
     search: object = field(default=None, repr=False)
 

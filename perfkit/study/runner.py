@@ -66,9 +66,13 @@ def run(spec: FitSpec, data, *, progress: bool = True, echo=None) -> StudyResult
     if not isinstance(spec, FitSpec):
         raise ValueError(f"spec: expected a perfkit.study.FitSpec, got {type(spec).__name__}")
     X, y = prepare(spec, data)
+    say = echo or (lambda line: None)
+    if spec.split is not None:  # leave one group out: its own runner
+        from .grouped import run_grouped
+
+        return run_grouped(spec, X, y, say, progress)
     sp = split(spec, X, y)
     header = [line for line in (phases_note(spec),) if line]
-    say = echo or (lambda line: None)
     for line in header:
         say(line)
     with warnings.catch_warnings():

@@ -39,6 +39,12 @@ def _form_names() -> tuple:
     return (*form_names(), AUTO)
 
 
+def _hardware_forms() -> tuple:
+    from ..model.forms.registry import hardware_forms
+
+    return hardware_forms()
+
+
 def _engines() -> tuple:
     from ..model.forms.generic import ENGINE_METHODS
 
@@ -149,6 +155,13 @@ class FitSpec:
         (``data/external/hardware``) or as ``FILE.csv:NAME`` in a table of your own with the same columns. Both
         given, the communication-prior form (:class:`~perfkit.model.forms.commprior.CommPriorStepModel`: gradient
         bytes over each level's bandwidth) joins the candidates.
+    hardware : str, optional
+        The column of GPU names: the GPU spec table's columns join the data (:mod:`perfkit.study.hardware`); needs
+        ``split``. ``precision`` (the column of training precisions, choosing the peak) and ``gpu_specs`` (a spec
+        table of your own) go with it.
+    split : str, optional
+        ``"group:COL"``: leave one level of COL out at a time (COL = ``hardware``: one GPU at a time), the form
+        chosen and the intervals calibrated on the other groups; forms roofline, loglinear or auto.
     level : float, default 0.9
         Coverage of the intervals whose held-out coverage the study reports (strictly between 0 and 1).
     baselines : list of str, optional
@@ -187,6 +200,10 @@ class FitSpec:
     scale_of: str | None = None
     cluster: str | None = None
     job: str | None = None
+    hardware: str | None = None
+    precision: str | None = None
+    gpu_specs: str | None = None
+    split: str | None = None
     level: float = 0.9
     baselines: tuple | None = None
     n_jobs: int = -1
@@ -218,6 +235,10 @@ class FitSpec:
         "scale_of": [None, Text()],
         "cluster": [None, Text()],
         "job": [None, Text()],
+        "hardware": [None, Text()],
+        "precision": [None, Text()],
+        "gpu_specs": [None, Text()],
+        "split": [None, Text()],
         "level": [Number(low=0, open_low=True, words="a coverage strictly between 0 and 1, e.g. 0.9")],
         "n_jobs": [Integer(nonzero=True, words="a non-zero integer (1 = one at a time, -1 = all cores)")],
     }
@@ -234,7 +255,13 @@ class FitSpec:
         check_constraints(self, self._parameter_constraints)
         _check_values(self)
         _check_form(self)
-        _check_step(self)
+        hardware = (self.hardware, self.split, self.precision, self.gpu_specs)
+        if any(v is not None for v in hardware) or self.form in _hardware_forms():
+            from .hardware import check_hardware
+
+            check_hardware(self)  # the step columns go with the roofline form there
+        else:
+            _check_step(self)
 
     # ------------------------------------------------------------------ derived settings
     @property

@@ -18,6 +18,8 @@ def render(result, header: bool = True) -> str:
     """The report of ``result``: the lines that opened the run (``header``), then the fit (the thesis form's seeds
     and parameters, or the form's or search's summary), and the comparison."""
     lines = list(result.header) if header else []
+    if result.groups is not None:
+        return "\n".join(lines + _grouped(result))
     if result.objective is not None:
         lines += _thesis_fit(result)
     else:
@@ -114,3 +116,25 @@ def _factors(result) -> list:
         table = result.factors.to_string(index=False, float_format=lambda v: f"{v:.3g}")
     return ["", f"extrapolation errors: MAPE (%) of the {_scored(result)} held-out rows ({col} > "
             f"{top:g}; fitted on {col} <= {top:g}) by factor {col} / {top:g}:", table]
+
+
+def _grouped(result) -> list:
+    """A leave-one-group-out study: the chosen form, the errors per held-out group, the pooled errors with their
+    intervals, the margin over the best baseline and the intervals' coverage."""
+    m = result.margin
+    with pd.option_context("display.width", 200, "display.max_rows", 200, "display.max_columns", 20):
+        per = result.groups.to_string(float_format=lambda v: f"{v:.3g}")
+        pooled = result.held_out.to_string(float_format=lambda v: f"{v:.3g}")
+    side = ("the interval lies below 0: the selected form is better" if m["hi"] < 0 else
+            "the interval lies above 0: the baseline is better" if m["lo"] > 0 else
+            "the interval contains 0: neither is clearly better")
+    lines = [result.model_summary, "", f"fit and leave-one-group-out scoring took {duration(result.fit_seconds)}", "",
+             "MAPE (%) of each held-out group (each predicted by fits without it; 'chosen': the form the other "
+             "groups chose):", per, "", "over the groups (median of the groups' MAPE, 95 % interval from resampling "
+             "the groups; MAPE and R² over all rows):", pooled, "",
+             f"margin: selected form − {m['vs']} = {m['estimate']:+.3g} points [{m['lo']:+.3g}, {m['hi']:+.3g}] "
+             f"({side})"]
+    if result.unscored_rows:
+        lines.append(f"{result.unscored_rows} rows could not be predicted without their group (a workload only "
+                     "that group ran); they are left out of every model's errors")
+    return lines + _coverage(result)

@@ -18,11 +18,12 @@ import importlib
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["Form", "BadValue", "REGISTRY", "TABLE", "STEP", "INPUTS", "form_names", "table_forms",
-           "step_forms", "get", "json_formats"]
+__all__ = ["Form", "BadValue", "REGISTRY", "TABLE", "STEP", "HARDWARE", "INPUTS", "form_names", "table_forms",
+           "step_forms", "hardware_forms", "get", "json_formats"]
 
-#: the two kinds of form: a configuration table with column roles, or the step time of data-parallel training
-TABLE, STEP = "table", "step"
+#: the kinds of form: a configuration table with column roles, the step time of data-parallel training, or a table
+#: joined to GPU datasheet columns (``--hardware``)
+TABLE, STEP, HARDWARE = "table", "step", "hardware"
 
 #: the inputs a form may need besides the table's column roles (a field of the fit study's spec each) → words
 INPUTS = {
@@ -31,6 +32,7 @@ INPUTS = {
     "nodes": "the node-count column (`--nodes`)",
     "batch": "the per-GPU batch column (`--batch`)",
     "phases": "one measured phase column, the synchronisation time per step (`--phases`)",
+    "hardware": "a GPU-name column joined to the GPU spec table (`--hardware`)",
 }
 
 
@@ -137,6 +139,10 @@ REGISTRY: tuple[Form, ...] = (
          _bad(*_STEP_COLUMNS, ("sync_column", 5), ("sync_form", "tree"), ("sync_weight", -1.0),
               ("node_slope", "yes"), ("loss", "l2"), ("f_scale", 0.0)),
          "the step time with T_sync ∝ ln K plus a slope in the node count, fitted with the measured sync time"),
+    Form("roofline", "forms.roofline:RooflineModel", "perfkit.RooflineModel", HARDWARE, None, ("hardware",),
+         _bad(("workload", 5), ("peak", None), ("vector", 5), ("memory", ""), ("link", 5), ("batch", 5), ("gpus", 5),
+              ("flops", 5), ("bytes", 5), ("terms", ["compute", "disk"]), ("smooth", 0.5)),
+         "per workload, the GPU's resources' times b/peak, b/FP32, b/bandwidth, the host's, the all-reduce's, summed"),
 )
 
 _BY_NAME = {f.name: f for f in REGISTRY}
@@ -155,6 +161,11 @@ def table_forms() -> tuple[str, ...]:
 def step_forms() -> tuple[str, ...]:
     """The names of the step forms (GPUs, nodes and per-GPU batch)."""
     return tuple(f.name for f in REGISTRY if f.kind == STEP)
+
+
+def hardware_forms() -> tuple[str, ...]:
+    """The names of the forms over GPU datasheet columns (``--hardware``)."""
+    return tuple(f.name for f in REGISTRY if f.kind == HARDWARE)
 
 
 def get(name: str) -> Form:
