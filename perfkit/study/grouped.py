@@ -99,7 +99,7 @@ def run_grouped(spec, X, y, say, progress: bool) -> StudyResult:
         preds[name][unscored] = np.nan
     final = select_by_groups(cands, X, y, groups)
     model = GroupIntervalModel(cands[final.name], group=col, hardware=spec.hardware, precision=spec.precision,
-                               gpu_specs=spec.gpu_specs).fit(X, y)
+                               gpu_specs=spec.gpu_specs, gpus=spec.gpus, batch=spec.batch).fit(X, y)
     per, pooled, margin = _tables(y, preds, groups, nested)
     iv = nested.rows
     inside = (y >= iv["lower"].to_numpy()) & (y <= iv["upper"].to_numpy())

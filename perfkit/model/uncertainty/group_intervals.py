@@ -44,6 +44,9 @@ class GroupIntervalModel(RowCapabilities, SavedModel, RegressorMixin, BaseEstima
         The GPU-name and precision columns to join the spec columns on (when a table lacks them).
     gpu_specs : str, optional
         The path of your own GPU spec table (default: the shipped one).
+    gpus, batch : str, optional
+        The names of the GPU-count and per-GPU batch columns the form reads (kept so that a planner can build
+        configurations; not read here).
 
     Attributes
     ----------
@@ -60,17 +63,20 @@ class GroupIntervalModel(RowCapabilities, SavedModel, RegressorMixin, BaseEstima
     fitted_keys = ("estimator", "scores", "groups", "fit_time")
     fitted_attribute = "scores_"
 
-    def __init__(self, estimator=None, *, group="hw_gpu", hardware=None, precision=None, gpu_specs=None):
+    def __init__(self, estimator=None, *, group="hw_gpu", hardware=None, precision=None, gpu_specs=None, gpus=None,
+                 batch=None):
         self.estimator = estimator
         self.group = group
         self.hardware = hardware
         self.precision = precision
         self.gpu_specs = gpu_specs
+        self.gpus = gpus
+        self.batch = batch
 
     def _settings(self):
         if not isinstance(self.estimator, PerformanceForm):
             raise ValueError(f"estimator: expected a perfkit model form, got {type(self.estimator).__name__}")
-        _check_names(self.group, self.hardware, self.precision, self.gpu_specs)
+        _check_names(self.group, self.hardware, self.precision, self.gpu_specs, self.gpus, self.batch)
         return self.group.strip()
 
     def _joined(self, X):
@@ -148,14 +154,14 @@ class GroupIntervalModel(RowCapabilities, SavedModel, RegressorMixin, BaseEstima
     # ------------------------------------------------------------------ JSON
     @classmethod
     def _setting_names(cls) -> list:
-        return ["group", "hardware", "precision", "gpu_specs"]
+        return ["group", "hardware", "precision", "gpu_specs", "gpus", "batch"]
 
     def _settings_doc(self) -> dict:
         return {k: getattr(self, k) for k in self._setting_names()}
 
     @classmethod
     def _from_settings(cls, settings):
-        _check_names(*(settings.get(k) for k in ("group", "hardware", "precision", "gpu_specs")))
+        _check_names(*(settings.get(k) for k in cls._setting_names()))
         return cls(None, **settings), None
 
     def _fitted_doc(self) -> dict:
@@ -177,12 +183,13 @@ class GroupIntervalModel(RowCapabilities, SavedModel, RegressorMixin, BaseEstima
         return model
 
 
-def _check_names(group, hardware, precision, gpu_specs) -> None:
-    """``group`` a column name; ``hardware``, ``precision``, ``gpu_specs`` None or text (``precision`` and
-    ``gpu_specs`` only with ``hardware``)."""
+def _check_names(group, hardware, precision, gpu_specs, gpus=None, batch=None) -> None:
+    """``group`` a column name; ``hardware``, ``precision``, ``gpu_specs``, ``gpus``, ``batch`` None or text
+    (``precision`` and ``gpu_specs`` only with ``hardware``)."""
     if not isinstance(group, str) or not group.strip():
         raise ValueError(f"group: expected a column name, got {group!r}")
-    for key, v in (("hardware", hardware), ("precision", precision), ("gpu_specs", gpu_specs)):
+    for key, v in (("hardware", hardware), ("precision", precision), ("gpu_specs", gpu_specs), ("gpus", gpus),
+                   ("batch", batch)):
         if v is not None and (not isinstance(v, str) or not v.strip()):
             raise ValueError(f"{key}: expected a column name (gpu_specs: a path) or None, got {v!r}")
     if hardware is None and (precision is not None or gpu_specs is not None):
