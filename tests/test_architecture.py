@@ -130,6 +130,7 @@ LAYERS = (
     ("model",),
     ("report",),
     ("study",),
+    ("plan",),
     ("chapters",),
     ("course",),
     ("pages",),

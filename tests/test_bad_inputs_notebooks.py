@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from perfkit.chapters import ch3, ch4, ch5, ch6, ch7
+from perfkit.chapters import ch3, ch4, ch5, ch6, ch7, ch8
 from perfkit.chapters import notebooks as nbs
 from perfkit.chapters.result import ParameterError
 from perfkit.schema import repo_root
@@ -17,7 +17,7 @@ from tests.frames import CH4_CSV as CH4, TF4_CSV as TF4
 
 CH3_CSV = "data/measured/pytorch-cpu/ch3_phases.csv"
 CH4_CSV = "data/measured/pytorch-cpu/ch4_lenet5.csv"
-MODULES = {"ch3": ch3, "ch4": ch4, "ch5": ch5, "ch6": ch6, "ch7": ch7}
+MODULES = {"ch3": ch3, "ch4": ch4, "ch5": ch5, "ch6": ch6, "ch7": ch7, "ch8": ch8}
 
 
 @pytest.fixture(scope="module")
@@ -145,6 +145,19 @@ BAD = [
     ("ch7", dict(small_runs_results="benchmarks"), "small_runs_results", "is a folder"),
     ("ch7", dict(n_jobs=0), "n_jobs", "-1"),
     ("ch7", dict(figures_dir="{tmp}/notes.txt"), "figures_dir", "is a file"),
+    ("ch8", dict(datasets=["lambda", "mlperf"]), "datasets", "item 'mlperf'"),
+    ("ch8", dict(datasets=[]), "datasets", "non-empty list"),
+    ("ch8", dict(datasets=["nvidia_dle"]), "datasets", "needs the study 'lambda' or 'lambda_fp16'"),
+    ("ch8", dict(coverage=1.0), "coverage", "(0, 1)"),
+    ("ch8", dict(coverage=-0.1), "coverage", "> 0"),
+    ("ch8", dict(plan_model="gpt3"), "plan_model", "one of 'bert_base_squad'"),
+    ("ch8", dict(plan_precision="int8"), "plan_precision", "one of 'fp16', 'fp32'"),
+    ("ch8", dict(plan_epochs=0), "plan_epochs", "> 0"),
+    ("ch8", dict(plan_dataset_size=0), "plan_dataset_size", "integer >= 1"),
+    ("ch8", dict(plan_deadline_hours=-2.0), "plan_deadline_hours", "> 0"),
+    ("ch8", dict(amortize_years=math.inf), "amortize_years", "finite number"),
+    ("ch8", dict(n_jobs=0), "n_jobs", "-1"),
+    ("ch8", dict(figures_dir="{tmp}/notes.txt"), "figures_dir", "is a file"),
 ]
 
 

@@ -91,7 +91,7 @@ def _assert_same_predictions(csv: Path, golden: str) -> None:
 
 def test_readme_fit_and_predict_print_the_golden_numbers(tmp_path):
     commands = [c for b in _blocks("README.md", "bash") for c in _commands(b) if c[1] in ("fit", "predict")]
-    assert [c[1] for c in commands] == ["fit", "predict", "fit"]  # the last: the scaling study (next test)
+    assert [c[1] for c in commands] == ["fit", "predict", "fit", "fit"]  # then the scaling study, the GPU study
     commands = commands[:2]
     _runs(tmp_path)
     out = "".join(_cli(c, tmp_path) for c in commands)
@@ -114,6 +114,21 @@ def test_readme_scaling_study_from_small_runs_runs(tmp_path):
     model = load_model(tmp_path / "model.json")
     iv = model.predict_interval(pd.DataFrame({"n_gpus": [64], "n_nodes": [16], "batch_per_gpu": [8]}), 0.9)
     assert iv.distance.iloc[0] == 3 and 0 < iv.lower.iloc[0] < iv.predicted.iloc[0] < iv.upper.iloc[0]
+
+
+def test_readme_gpu_you_do_not_own_runs(tmp_path):
+    """The README's "a GPU you do not own" commands on Lambda's rows: a study across hardware, one GPU type left out
+    at a time, saved; then a plan that ranks configurations with intervals."""
+    from perfkit.data.lambda_labs import load_lambda
+
+    commands = [c for b in _blocks("README.md", "bash") for c in _commands(b) if "--hardware" in c or c[1] == "plan"]
+    assert [c[1] for c in commands] == ["fit", "plan"]
+    load_lambda(screen=True)[["model", "precision", "gpu", "n_gpus", "batch_per_gpu", "t_iter"]].to_csv(
+        tmp_path / commands[0][2], index=False)
+    out = _cli(commands[0], tmp_path)
+    assert "leave one gpu out: 12 groups" in out and "margin: selected form −" in out
+    out = _cli(commands[1], tmp_path)
+    assert out.startswith("plan: 115,305,030 samples") and "flags:" in out and "interpolated" in out
 
 
 def test_forms_auto_example_prints_the_golden_numbers_and_its_whatif_runs(tmp_path):

@@ -15,10 +15,10 @@ from .._lazy import attach
 from .result import ChapterResult, ParameterError, findings, make_params
 
 if TYPE_CHECKING:  # real imports for readers and linters; at run time the chapter modules load on first use
-    from . import ch3, ch4, ch5, ch6, ch7
+    from . import ch3, ch4, ch5, ch6, ch7, ch8
 
 __all__ = ["CHAPTERS", "ChapterResult", "ParameterError", "make_params", "chapter_module", "findings", "ch3", "ch4", "ch5",
-           "ch6", "ch7"]
+           "ch6", "ch7", "ch8"]
 
 #: chapter key → (module under perfkit.chapters, notebook under notebooks/)
 CHAPTERS: dict[str, tuple[str, str]] = {
@@ -27,6 +27,7 @@ CHAPTERS: dict[str, tuple[str, str]] = {
     "ch5": ("ch5", "ch5_resattnet3d.ipynb"),
     "ch6": ("ch6", "ch6_beyond_the_thesis.ipynb"),
     "ch7": ("ch7", "ch7_extrapolation.ipynb"),
+    "ch8": ("ch8", "ch8_cross_hardware.ipynb"),
 }
 
 

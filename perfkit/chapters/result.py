@@ -399,7 +399,8 @@ class ChapterResult:
 
 #: the heading of each chapter's findings paragraph
 FINDINGS_TITLES = {"ch3": "Chapter 3", "ch4": "Chapter 4", "ch5": "Chapter 5", "ch6": "Chapter 6 (beyond the thesis)",
-                   "ch7": "Chapter 7 (beyond the thesis: measure small, predict large)"}
+                   "ch7": "Chapter 7 (beyond the thesis: measure small, predict large)",
+                   "ch8": "Chapter 8 (beyond the thesis: measure here, predict there)"}
 
 
 def findings(results) -> str:

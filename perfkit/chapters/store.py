@@ -17,7 +17,8 @@ What a field may hold (:func:`encode`; anything else raises ``TypeError`` naming
   document);
 * a dataclass of an allowed result type (:func:`storable_classes`): every :class:`Results` subclass, a class
   marked :func:`storable` (the chapters' nested parts), :class:`~perfkit.evidence.Evidence` and
-  :class:`~perfkit.model.selection.fitting.RepeatedFit`, rebuilt from its fields.
+  :class:`~perfkit.model.selection.fitting.RepeatedFit` and :class:`~perfkit.plan.planner.PlanResult`, rebuilt from
+  its fields.
 
 No pickle and no eval: a class is found by its path in that allow-list, never imported by a name read from a
 file. The file carries a SHA-256 digest of its meta and results; :meth:`Results.from_dir` refuses a file
@@ -63,7 +64,8 @@ class StoreError(ValueError):
 #: the allowed result types by path: :class:`Results` subclasses and :func:`storable` classes register here
 _STORABLE: dict = {}
 #: dataclasses of lower layers that chapters' results hold (imported from these fixed modules on first use)
-_LIBRARY_CLASSES = ("perfkit.evidence:Evidence", "perfkit.model.selection.fitting:RepeatedFit")
+_LIBRARY_CLASSES = ("perfkit.evidence:Evidence", "perfkit.model.selection.fitting:RepeatedFit",
+                    "perfkit.plan.planner:PlanResult")
 
 
 def storable(cls):

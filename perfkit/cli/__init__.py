@@ -15,6 +15,8 @@ Subcommands
     Predict with a saved model (with conformal intervals and an extrapolation flag).
 ``perfkit whatif model.json --base CONFIG --vary workers=1,2,4,8 [--interval 0.9] [--plot fig.png]``
     Predicted time, speedup and efficiency as one column varies.
+``perfkit plan model.json --workload model=resnet50,precision=fp16 --epochs 90 --dataset-size 1281167 [--deadline 24]``
+    Rank the GPU configurations of a menu by time and cost for one job (a model fitted across hardware).
 ``perfkit collect ch3|ch4|noise|epoch|ch5|ch5vol [--framework pytorch] [--out PATH] [--seed S] [...]``
     Measure training steps with the harness (resumable; see ``perfkit collect -h``).
 ``perfkit findings [--write]``
@@ -37,14 +39,14 @@ import argparse
 import sys
 
 from .._version import __version__
-from . import collect, docs, findings, fit, predict, reproduce, tables, version, whatif
+from . import collect, docs, findings, fit, plan, predict, reproduce, tables, version, whatif
 from .common import literal
 
 __all__ = ["COMMANDS", "build_parser", "main"]
 
 #: subcommand name → its module (``HELP``, ``add_arguments(parser)``, ``run(args, argv)``), in the order of the help
 COMMANDS = {"reproduce": reproduce, "tables": tables, "fit": fit, "predict": predict, "whatif": whatif,
-            "collect": collect, "findings": findings, "docs": docs, "version": version}
+            "plan": plan, "collect": collect, "findings": findings, "docs": docs, "version": version}
 
 #: the former private name of :func:`perfkit.cli.common.literal`, for callers that still use it
 _literal = literal

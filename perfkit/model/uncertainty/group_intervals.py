@@ -56,11 +56,14 @@ class GroupIntervalModel(RowCapabilities, SavedModel, RegressorMixin, BaseEstima
         |log(y / ŷ)| of every row predicted by the fit without its group (rows no such fit can predict are left out).
     groups_ : list
         The groups measured, sorted as text.
+    precisions_ : list
+        With ``precision``: the precisions of the fit rows (sorted), so that a prediction for another one can be
+        refused by a caller; empty otherwise.
     """
 
     json_format = JSON_FORMAT
     json_version = 1
-    fitted_keys = ("estimator", "scores", "groups", "fit_time")
+    fitted_keys = ("estimator", "scores", "groups", "precisions", "fit_time")
     fitted_attribute = "scores_"
 
     def __init__(self, estimator=None, *, group="hw_gpu", hardware=None, precision=None, gpu_specs=None, gpus=None,
@@ -104,6 +107,7 @@ class GroupIntervalModel(RowCapabilities, SavedModel, RegressorMixin, BaseEstima
         self.estimator_ = clone(self.estimator).fit(X, y)
         self.scores_ = np.sort(scores)
         self.groups_ = sorted({str(v) for v in g})
+        self.precisions_ = sorted({str(v) for v in X[self.precision]}) if self.precision in X.columns else []
         self.fit_time_ = time.perf_counter() - start
         return self
 
@@ -166,7 +170,8 @@ class GroupIntervalModel(RowCapabilities, SavedModel, RegressorMixin, BaseEstima
 
     def _fitted_doc(self) -> dict:
         return {"estimator": self.estimator_.to_doc(), "scores": [float(s) for s in self.scores_],
-                "groups": [jsonable(g) for g in self.groups_], "fit_time": float(self.fit_time_)}
+                "groups": [jsonable(g) for g in self.groups_], "precisions": list(self.precisions_),
+                "fit_time": float(self.fit_time_)}
 
     @classmethod
     def _restore(cls, model, checked, reader):
@@ -179,6 +184,7 @@ class GroupIntervalModel(RowCapabilities, SavedModel, RegressorMixin, BaseEstima
         model.estimator, model.estimator_ = estimator, estimator
         model.scores_ = np.sort(np.asarray(scores, dtype=float))
         model.groups_ = reader.names("groups")
+        model.precisions_ = reader.names("precisions")
         model.fit_time_ = reader.number("fit_time", minimum=0)
         return model
 
