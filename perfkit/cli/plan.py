@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import io
 import math
-import os
 import sys
 
 from .common import check_interval, pairs, print_warnings
@@ -96,24 +95,10 @@ def _arguments(args) -> dict:
 
 
 def _check_outputs(args, menu_file) -> str | None:
-    """``--out`` and ``--plot`` checked before any work (as ``perfkit whatif`` does); the figure's format."""
-    from .._io import check_output, csv_with_column
+    """``--out`` and ``--plot`` checked before any work (:func:`perfkit.cli.outputs.check_table_and_figure`)."""
+    from .outputs import check_table_and_figure
 
-    if args.out and args.plot and os.path.realpath(args.out) == os.path.realpath(args.plot):
-        raise ValueError(f"--plot {args.plot!r} is also --out: the figure would replace the table; give two file names")
-    for flag, path, ours in (("--out", args.out, csv_with_column("cost")), ("--plot", args.plot, None)):
-        if path:
-            check_output(path, flag, inputs=[args.model, menu_file], ours=ours)
-    if not args.plot:
-        return None
-    from matplotlib.figure import Figure
-
-    kinds = Figure().canvas.get_supported_filetypes()
-    kind = os.path.splitext(args.plot)[1].lstrip(".").lower()
-    if kind not in kinds:
-        raise ValueError(f"--plot {args.plot!r}: end the name with the suffix of a figure format, one of "
-                         + ", ".join(f".{k}" for k in sorted(kinds)))
-    return kind
+    return check_table_and_figure(args, [args.model, menu_file], "cost")
 
 
 def _as_flag(exc: ValueError) -> ValueError:

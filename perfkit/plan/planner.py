@@ -277,32 +277,34 @@ def _money(v: float) -> str:
     return f"${v:,.0f}" if abs(v) >= 1000 else f"${v:.3g}"
 
 
+def _unreachable(t, deadline, budget) -> ValueError:
+    """The error of a target no row reaches: the closest row, with its interval."""
+    if deadline is not None:
+        f = t.loc[t["hours"].idxmin()]
+        return ValueError(f"deadline_hours: no configuration finishes within {deadline:g} h: the fastest, "
+                          f"{f['n_gpus']} × {f['gpu']}, needs {f['hours']:.3g} h [{f['hours_lo']:.3g}, "
+                          f"{f['hours_hi']:.3g}]")
+    c = t.loc[t["cost"].idxmin()]
+    return ValueError(f"budget: no configuration fits a budget of {_money(budget)}: the cheapest, {c['n_gpus']} × "
+                      f"{c['gpu']}, costs {_money(c['cost'])} [{_money(c['cost_lo'])}, {_money(c['cost_hi'])}]")
+
+
 def _rank(table, deadline, budget):
     """The table in the order asked, ``rank`` from 1; the column of the target's verdict. Raises when no row
     reaches the target."""
     import pandas as pd
 
     t = table
-    if deadline is not None:
-        t["meets_deadline"] = _verdict(t["hours"], t["hours_hi"], deadline)
-        ok = (t["hours"] <= deadline).to_numpy()
-        if not ok.any():
-            f = t.loc[t["hours"].idxmin()]
-            raise ValueError(f"deadline_hours: no configuration finishes within {deadline:g} h: the fastest, "
-                             f"{f['n_gpus']} × {f['gpu']}, needs {f['hours']:.3g} h [{f['hours_lo']:.3g}, "
-                             f"{f['hours_hi']:.3g}]")
-        first, rest = t[ok].sort_values(list(_BY_COST)), t[~ok].sort_values(list(_BY_TIME))
-    elif budget is not None:
-        t["within_budget"] = _verdict(t["cost"], t["cost_hi"], budget)
-        ok = (t["cost"] <= budget).to_numpy()
-        if not ok.any():
-            c = t.loc[t["cost"].idxmin()]
-            raise ValueError(f"budget: no configuration fits a budget of {_money(budget)}: the cheapest, "
-                             f"{c['n_gpus']} × {c['gpu']}, costs {_money(c['cost'])} [{_money(c['cost_lo'])}, "
-                             f"{_money(c['cost_hi'])}]")
-        first, rest = t[ok].sort_values(list(_BY_TIME)), t[~ok].sort_values(list(_BY_COST))
-    else:
+    if deadline is None and budget is None:
         first, rest = t.sort_values(list(_BY_TIME)), t.iloc[:0]
+    else:
+        col, value, limit, orders = (("meets_deadline", "hours", deadline, (_BY_COST, _BY_TIME)) if deadline is not None
+                                     else ("within_budget", "cost", budget, (_BY_TIME, _BY_COST)))
+        t[col] = _verdict(t[value], t[f"{value}_hi"], limit)
+        ok = (t[value] <= limit).to_numpy()
+        if not ok.any():
+            raise _unreachable(t, deadline, budget)
+        first, rest = t[ok].sort_values(list(orders[0])), t[~ok].sort_values(list(orders[1]))
     out = pd.concat([first, rest]).reset_index(drop=True)
     out["rank"] = np.arange(1, len(out) + 1)
     return out
