@@ -124,7 +124,7 @@ def group_baselines(spec) -> dict:
 
     roles = hardware_roles(spec)
     out = {LABELS[k]: make_baseline(k, **roles, random_state=0, **({"n_jobs": 1} if k == "rf" else {}))
-           for k in (spec.baselines or ("rf", "gb"))}
+           for k in (("rf", "gb") if spec.baselines is None else spec.baselines)}
     if spec.hardware is not None and spec.form != "loglinear":
         out["log-linear"] = _loglinear(spec)
     return out

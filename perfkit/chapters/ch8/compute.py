@@ -119,7 +119,7 @@ def _spec(p: Params, workload):
 
     return FitSpec(target="t_iter", categorical=workload, form="roofline" if p.quick else "auto", hardware="gpu",
                    precision="precision", gpus="n_gpus", batch="batch_per_gpu", split="group:gpu", level=p.coverage,
-                   baselines=("gb",) if p.quick else ("rf", "gb"), n_jobs=p.n_jobs)
+                   baselines=() if p.quick else ("rf", "gb"), n_jobs=1 if p.quick else p.n_jobs)
 
 
 def _roofline(frame, workload):

@@ -13,7 +13,7 @@ DATASETS = ("lambda", "lambda_fp16", "lambda_fp32", "nvidia_dle")
 #: what each study is, for tables and figures
 DATASET_NAMES = {"lambda": "Lambda, fp16 and fp32", "lambda_fp16": "Lambda, fp16", "lambda_fp32": "Lambda, fp32",
                  "nvidia_dle": "NVIDIA DeepLearningExamples (DGX-1, DGX-2, DGX A100)"}
-#: quick mode keeps the first study asked for (the roofline form alone, no random forest)
+#: quick mode keeps the first study asked for (the roofline form alone, the log-linear form its only baseline)
 QUICK_DATASETS = 1
 #: the workloads a planning example may name: Lambda's models
 PLAN_MODELS = ("bert_base_squad", "bert_large_squad", "gnmt", "ncf", "resnet50", "ssd", "tacotron2",
@@ -24,7 +24,7 @@ PLAN_MODELS = ("bert_base_squad", "bert_large_squad", "gnmt", "ncf", "resnet50",
 class Params(ParamsBase):
     """Parameters of Chapter 8 (the notebook's ``parameters`` cell); :data:`Params.CHECKS` are their rules."""
 
-    quick: bool = False  # small budgets for tests: the first study only, the roofline form alone, no random forest
+    quick: bool = False  # small budgets for tests: the first study only, the roofline form alone, the log-linear baseline alone
     datasets: list = ("lambda", "lambda_fp16", "lambda_fp32", "nvidia_dle")  # the studies, each one GPU type left out at a time
     lambda_screen: bool = True  # leave out Lambda's rows no training run can produce (ncf on 4-8 H100s; see data/external/README.md)
     coverage: float = 0.9  # level of the intervals calibrated on held-out GPUs
