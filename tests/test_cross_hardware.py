@@ -243,3 +243,26 @@ def test_a_study_across_hardware_refuses_bad_data():
         run(spec, rows, progress=False)
     with pytest.raises(ValueError, match=r"leave one group out needs at least 3 groups"):
         run(spec, rows.head(2), progress=False)
+
+
+@pytest.mark.parametrize("change, kw, error", [
+    (None, dict(hardware="card"), r"^--hardware card: no column 'card' in the data"),
+    (None, dict(precision="prec"), r"^--precision prec: no column 'prec' in the data"),
+    (("precision", 0, "int8"), {}, r"^--precision precision: column 'precision', row 1: precision 'int8'"),
+    (("gpu", 2, "Nope 1"), {}, r"^--hardware gpu: column 'gpu', row 3: unknown GPU 'Nope 1'"),
+    (None, dict(gpu_specs="no/such/specs.csv"), r"^--gpu-specs no/such/specs.csv: GPU spec table .* no such file"),
+    (None, dict(split="group:model"), r"^--split group:model: 'model' is a workload column \(--categorical\)"),
+])
+def test_bad_hardware_input_names_the_flag(change, kw, error):
+    from perfkit.study.constraints import flag_names
+    from perfkit.study.spec import CLI_FLAGS
+
+    rows = load_lambda(screen=True).query("precision == 'fp16'").head(40)[
+        ["model", "precision", "gpu", "n_gpus", "batch_per_gpu", "t_iter"]].reset_index(drop=True)
+    if change:
+        col, row, value = change
+        rows.loc[row, col] = value
+    settings = dict(target="t_iter", categorical=["model"], form="roofline", hardware="gpu", precision="precision",
+                    split="group:gpu")
+    with flag_names(CLI_FLAGS), pytest.raises((ValueError, FileNotFoundError), match=error):
+        run(FitSpec(**{**settings, **kw}), rows, progress=False)

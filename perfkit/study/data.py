@@ -69,10 +69,11 @@ def _prepare_grouped(spec: FitSpec, frame) -> tuple:
     if spec.hardware is not None:
         if spec.hardware == target:
             raise ValueError(f"column {target!r} is the {name('target')} and cannot also be {name('hardware')}")
+        specs = _spec_table(spec)
         try:
-            frame = join_hardware(frame, spec.hardware, spec.precision, spec.gpu_specs)
-        except (ValueError, FileNotFoundError) as exc:
-            raise type(exc)(f"{name('hardware')} {spec.hardware}: {exc}") from None
+            frame = join_hardware(frame, spec.hardware, spec.precision, specs)
+        except ValueError as exc:
+            raise ValueError(_join_error(spec, str(exc))) from None
     X = frame.drop(columns=[target])
     roles = hardware_roles(spec)
     if not any(roles.values()):
@@ -88,6 +89,27 @@ def _prepare_grouped(spec: FitSpec, frame) -> tuple:
         raise missing_column_error(X, named, name("split"))
     group_folds(X[col].to_numpy(dtype=object), f"{name('split')} {spec.split}")
     return X, y
+
+
+def _join_error(spec: FitSpec, text: str) -> str:
+    """A message of the spec join, opened with the flag at fault (``--precision`` for a bad precision cell)."""
+    for key in ("hardware", "precision"):
+        if text.startswith(f"{key}: "):
+            return f"{name(key)} {getattr(spec, key)}: {text[len(key) + 2:]}"
+    if spec.precision and text.startswith(f"column {spec.precision!r}"):
+        return f"{name('precision')} {spec.precision}: {text}"
+    return f"{name('hardware')} {spec.hardware}: {text}"
+
+
+def _spec_table(spec: FitSpec):
+    """The GPU spec table of ``spec``: the shipped one, or ``gpu_specs`` read and checked (its errors name the
+    flag)."""
+    from ..data.gpu_specs import load_gpu_specs
+
+    try:
+        return load_gpu_specs(spec.gpu_specs)
+    except (ValueError, FileNotFoundError) as exc:
+        raise type(exc)(f"{name('gpu_specs')} {spec.gpu_specs}: {exc}" if spec.gpu_specs else str(exc)) from None
 
 
 def thesis_model(spec: FitSpec):

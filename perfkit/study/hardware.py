@@ -53,6 +53,11 @@ def check_hardware(spec) -> None:
                          "column of GPU names) and a split, e.g. --split group:COL")
     if spec.split is None:
         return
+    _, col = parse_split(spec.split)
+    if col in spec.categorical:
+        raise ValueError(f"{name('split')} {spec.split}: {col!r} is a workload column ({name('categorical')}): a level "
+                         "left out is a workload no other group ran, so no form can predict it; leave out the levels of "
+                         "another column (e.g. the GPU)")
     if spec.form not in GROUP_FORMS:
         raise ValueError(f"{name('split')} {spec.split}: leave one group out fits {', '.join(GROUP_FORMS)}; got "
                          f"{given('form', spec.form)}")
