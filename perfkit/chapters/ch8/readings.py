@@ -1,6 +1,8 @@
 """What each section of Chapter 8 says, written from the numbers the chapter computed (data-dependent text only)."""
 from __future__ import annotations
 
+import numpy as np
+
 from ...evidence import verdict
 from ..common import verdict_counts, verdict_text
 from .compute import SELECTED
@@ -29,12 +31,21 @@ def _study_text(s) -> str:
             f"intervals cover {100 * s.coverage:.1f} % of the held-out rows. Chosen on all GPUs: {s.final}.")
 
 
+def _gpu_share(study) -> float:
+    """The share (%) of the variance of log(predicted / measured) of the selected form that the held-out GPUs'
+    means explain: a level per GPU, which one measured row of the GPU could fix."""
+    rows = study.rows[np.isfinite(study.rows[SELECTED].to_numpy(dtype=float))]
+    lr = np.log(rows[SELECTED] / rows["measured"])
+    return float(100 * lr.groupby(rows["group"]).transform("mean").var() / lr.var())
+
+
 def _bias_text(res) -> str:
     lines = []
     for name, s in res.results.studies.items():
         b = res.tables[f"xhw_{name}_bias"].set_index("held-out GPU")[SELECTED]
         lines.append(f"{s.label}: the selected form is slowest against {b.idxmax()} ({b.max():+.0f} %: it predicts "
-                     f"longer steps than measured) and fastest against {b.idxmin()} ({b.min():+.0f} %)")
+                     f"longer steps than measured) and fastest against {b.idxmin()} ({b.min():+.0f} %); a level per "
+                     f"GPU explains {_gpu_share(s):.0f} % of the variance of its log errors")
     return "; ".join(lines) + "."
 
 
