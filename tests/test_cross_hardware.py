@@ -266,3 +266,19 @@ def test_bad_hardware_input_names_the_flag(change, kw, error):
                     split="group:gpu")
     with flag_names(CLI_FLAGS), pytest.raises((ValueError, FileNotFoundError), match=error):
         run(FitSpec(**{**settings, **kw}), rows, progress=False)
+
+
+def test_with_flops_and_bytes_columns_the_coefficients_are_inverse_efficiencies(lam):
+    """A cost model's FLOP and bytes per sample turn the compute and memory coefficients into 1 / efficiency."""
+    rows, _ = _synthetic(lam)
+    flops = rows["model"].map({"resnet50": 12.3e9, "ssd": 30e9, "bert_base_squad": 250e9})
+    nbytes = rows["model"].map({"resnet50": 0.4e9, "ssd": 1.1e9, "bert_base_squad": 2.0e9})
+    eff_c, eff_m = 0.45, 0.7
+    b = rows["batch_per_gpu"]
+    t = b * (flops * 1e-12 / (rows["hw_peak_tflops"] * eff_c) + nbytes * 1e-9 / (rows["hw_mem_gbps"] * eff_m))
+    X = rows.assign(flops=flops, nbytes=nbytes)
+    m = _roofline(flops="flops", bytes="nbytes", terms=["compute", "memory"]).fit(X, t)
+    np.testing.assert_allclose(m.coef_, [[1 / eff_c, 1 / eff_m]] * 3, rtol=1e-6)
+    np.testing.assert_allclose(m.predict(X), t, rtol=1e-9)
+    with pytest.raises(ValueError, match="^numeric column 'flops': value -1 in row"):
+        _roofline(flops="flops", terms=["compute"]).fit(X.assign(flops=-1.0), t)
