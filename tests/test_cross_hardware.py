@@ -282,3 +282,15 @@ def test_with_flops_and_bytes_columns_the_coefficients_are_inverse_efficiencies(
     np.testing.assert_allclose(m.predict(X), t, rtol=1e-9)
     with pytest.raises(ValueError, match="^numeric column 'flops': value -1 in row"):
         _roofline(flops="flops", terms=["compute"]).fit(X.assign(flops=-1.0), t)
+
+
+def test_a_workload_measured_on_one_gpu_spec_is_named_as_unidentified(lam):
+    rows, _ = _synthetic(lam)
+    keep = (rows["model"] != "ssd") | (rows["hw_gpu"] == "RTX 4090")  # ssd on one GPU type only
+    m = _roofline().fit(rows[keep], rows["t_iter"][keep])
+    n = dict(zip([w[0] for w in m.workloads_], m.n_specs_))
+    assert n["ssd"] == 1 and n["resnet50"] >= 10
+    assert "1 workload(s) fitted on one GPU spec only" in m.summary() and "{'model': 'ssd'}" in m.summary()
+    assert list(m.coefficients().columns[:4]) == ["model", "rows", "gpu_specs", "fit_MAPE"]
+    back = load_model(m.to_json())
+    np.testing.assert_array_equal(back.n_specs_, m.n_specs_)

@@ -93,12 +93,16 @@ class RooflineModel(PerformanceForm):
     terms_ : list of str
     fit_mape_ : ndarray
         Each workload's MAPE (%) on its fit rows.
+    n_specs_ : ndarray
+        Each workload's number of distinct (peak, FP32, bandwidth) triples in its fit rows: with one, its compute,
+        vector and memory terms are not told apart (NNLS puts the time on one of them), so its prediction for a GPU
+        with other ratios of those specs rests on an arbitrary split; :meth:`summary` names such workloads.
     """
 
     json_format = JSON_FORMAT
     json_version = 1
     fitted_keys = ("numeric", "categorical", "extrinsic", "terms", "workloads", "coef", "fit_mape", "n_rows",
-                   "ranges", "fit_time")
+                   "n_specs", "ranges", "fit_time")
     fitted_attribute = "coef_"
 
     def __init__(self, *, workload=(), peak="hw_peak_tflops", vector="hw_fp32_tflops", memory="hw_mem_gbps",
@@ -202,11 +206,13 @@ class RooflineModel(PerformanceForm):
         A = self._design(X, cols, kept)
         keys = self._keys(X, workload)
         workloads = sorted(set(keys), key=lambda k: tuple(map(str, k)))
-        coef, mape, rows = [], [], []
+        coef, mape, rows, specs = [], [], [], []
         index = {k: i for i, k in enumerate(workloads)}
         which = np.array([index[k] for k in keys])
+        hw = np.column_stack([np.asarray(X[cols[k]], dtype=float) for k in ("peak", "vector", "memory")])
         for i, w in enumerate(workloads):
             sel = which == i
+            specs.append(len(np.unique(hw[sel], axis=0)))
             c = self._fit_one(A[sel], y[sel], s)
             if not np.any(c > 0):
                 raise ValueError(f"workload {dict(zip(workload, w))}: no term fits its {int(sel.sum())} rows (every "
@@ -217,6 +223,7 @@ class RooflineModel(PerformanceForm):
         record_roles(self, num, cat, ext)
         self.terms_, self.workloads_ = kept, workloads
         self.coef_, self.fit_mape_, self.n_rows_ = np.array(coef), np.array(mape), np.array(rows)
+        self.n_specs_ = np.array(specs)
         self.ranges_ = {c: (float(np.min(X[c])), float(np.max(X[c]))) for c in num + ext}
         self.fit_time_ = time.perf_counter() - start
         return self
@@ -268,7 +275,7 @@ class RooflineModel(PerformanceForm):
         return pd.DataFrame(A / A.sum(axis=1, keepdims=True), columns=self.terms_, index=X.index)
 
     def coefficients(self):
-        """One row per workload: its rows, fit MAPE (%) and every term's coefficient."""
+        """One row per workload: its rows, the distinct GPU specs they hold, fit MAPE (%) and every coefficient."""
         import pandas as pd
 
         self._check_fitted()
@@ -276,7 +283,8 @@ class RooflineModel(PerformanceForm):
         for i, c in enumerate(self.categorical_):
             frame.insert(i, c, [w[i] for w in self.workloads_])
         frame.insert(len(self.categorical_), "rows", self.n_rows_)
-        frame.insert(len(self.categorical_) + 1, "fit_MAPE", self.fit_mape_)
+        frame.insert(len(self.categorical_) + 1, "gpu_specs", self.n_specs_)
+        frame.insert(len(self.categorical_) + 2, "fit_MAPE", self.fit_mape_)
         return frame
 
     def formula(self, digits: int = 3) -> str:
@@ -294,6 +302,11 @@ class RooflineModel(PerformanceForm):
         lines += [f"  {t}: {TERMS[t]}" for t in self.terms_]
         with np.errstate(all="ignore"):
             table = self.coefficients().to_string(index=False, float_format=lambda v: f"{v:.3g}")
+        alone = [dict(zip(self.categorical_, w)) for w, n in zip(self.workloads_, self.n_specs_) if n < 2]
+        if alone:
+            lines.append(f"{len(alone)} workload(s) fitted on one GPU spec only (their compute, vector and memory terms "
+                         f"are not told apart; a GPU with other spec ratios is a guess for them): "
+                         + "; ".join(map(str, alone[:5])) + (" ..." if len(alone) > 5 else ""))
         return "\n".join(lines + [table])
 
     # ------------------------------------------------------------------ JSON
@@ -301,7 +314,7 @@ class RooflineModel(PerformanceForm):
         return {"numeric": self.numeric_, "categorical": self.categorical_, "extrinsic": self.extrinsic_,
                 "terms": list(self.terms_), "workloads": [list(w) for w in self.workloads_],
                 "coef": [[float(v) for v in row] for row in self.coef_], "fit_mape": [float(v) for v in self.fit_mape_],
-                "n_rows": [int(v) for v in self.n_rows_], "ranges": {k: list(v) for k, v in self.ranges_.items()},
+                "n_rows": [int(v) for v in self.n_rows_], "n_specs": [int(v) for v in self.n_specs_], "ranges": {k: list(v) for k, v in self.ranges_.items()},
                 "fit_time": float(self.fit_time_)}
 
     @classmethod
@@ -328,6 +341,10 @@ class RooflineModel(PerformanceForm):
         if not all(isinstance(v, int) and v >= 1 for v in n_rows):
             raise reader.fail("fitted.n_rows: expected whole numbers >= 1")
         model.n_rows_ = np.array(n_rows, dtype=int)
+        n_specs = reader.numbers("n_specs", len(workloads))
+        if not all(isinstance(v, int) and v >= 1 for v in n_specs):
+            raise reader.fail("fitted.n_specs: expected whole numbers >= 1")
+        model.n_specs_ = np.array(n_specs, dtype=int)
         ranges = reader["ranges"]
         if not isinstance(ranges, dict) or sorted(ranges) != sorted(num + ext):
             raise reader.fail(f"fitted.ranges: expected one [min, max] per column of {num + ext}")
