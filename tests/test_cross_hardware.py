@@ -16,8 +16,9 @@ from perfkit.data.lambda_labs import load_lambda
 from perfkit.data.nvidia_dle import load_nvidia_dle
 from perfkit.model.forms.roofline import DEFAULT_TERMS, RooflineModel
 from perfkit.model.persist import load_model
-from perfkit.model.selection.by_group import (group_folds, group_mape, log_quantile, logo_predictions,
+from perfkit.model.selection.by_group import (group_folds, group_mape, logo_predictions,
                                               median_group_mape, nested_group_study, select_by_groups)
+from perfkit.model.uncertainty.extrapolation import conformal_quantile
 from perfkit.model.uncertainty.group_intervals import GroupIntervalModel
 from perfkit.study import FitSpec, run
 from perfkit.study.result import StudyResult
@@ -144,7 +145,7 @@ def test_without_batch_or_gpus_the_terms_are_per_step(lam):
 def test_leave_one_group_out_basics(lam):
     with pytest.raises(ValueError, match="^groups: leave one group out needs at least 3 groups"):
         group_folds(["a", "b", "a"])
-    assert log_quantile([1.0, 2.0, 3.0], 0.5) == 2.0 and math.isinf(log_quantile([1.0, 2.0], 0.9))
+    assert conformal_quantile([1.0, 2.0, 3.0], 0.5) == 2.0 and math.isinf(conformal_quantile([1.0, 2.0], 0.1))
     rows, _ = _synthetic(lam)
     g = rows["hw_gpu"].to_numpy(dtype=object)
     pred = logo_predictions(_roofline(), rows, rows["t_iter"], g)

@@ -16,7 +16,7 @@ import time
 import numpy as np
 import pandas as pd
 
-from ..evidence import B, SEED, percentile_interval
+from ..evidence import B, SEED, bootstrap_indices, percentile_interval
 from .result import StudyResult
 
 __all__ = ["run_grouped", "group_bootstrap", "SELECTED"]
@@ -31,7 +31,7 @@ def group_bootstrap(y, predictions: dict, groups, b: int = B, seed: int = SEED) 
     y = np.asarray(y, dtype=float)
     g = np.asarray(groups, dtype=object)
     levels = sorted(set(g.tolist()), key=str)
-    draws = np.random.default_rng(seed).integers(0, len(levels), size=(b, len(levels)))
+    draws = bootstrap_indices(len(levels), b, seed)
     out = {}
     for name, p in predictions.items():
         ape = 100.0 * np.abs(np.asarray(p, dtype=float) - y) / y
@@ -49,7 +49,7 @@ def _say(progress: bool, say, text: str) -> None:
 def _tables(y, preds: dict, groups, nested) -> tuple:
     """(per-group table, pooled table, margin) of the predictions."""
     from ..model.selection.by_group import group_mape
-    from ..model.selection.metrics import r2
+    from ..model.selection.metrics import mape, r2
 
     per = pd.DataFrame({name: group_mape(y, p, groups) for name, p in preds.items()})
     per.insert(0, "rows", pd.Series(groups).value_counts().reindex(per.index).to_numpy())
@@ -62,7 +62,7 @@ def _tables(y, preds: dict, groups, nested) -> tuple:
         est, samples = boot[name]
         lo, hi = percentile_interval(samples)
         rows.append({"model": name, "median_group_MAPE": est, "lo": lo, "hi": hi,
-                     "MAPE": float(np.mean(np.abs(p[ok] - y[ok]) / y[ok]) * 100), "R2": r2(y[ok], p[ok]),
+                     "MAPE": mape(y[ok], p[ok]), "R2": r2(y[ok], p[ok]),
                      "rows": int(ok.sum())})
     pooled = pd.DataFrame(rows).set_index("model")
     others = [n for n in preds if n != SELECTED]

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ...evidence import B, SEED, Evidence
+from ...evidence import B, SEED, Evidence, bootstrap_indices
 from ...report.claims import Claim, fmt
 from ...study.grouped import group_bootstrap
 from ..common import Quantities
@@ -88,7 +88,7 @@ def _coverage(q, study):
         levels = sorted(set(g.tolist()), key=str)
         hits = np.array([inside[g == lv].sum() for lv in levels])
         counts = np.array([(g == lv).sum() for lv in levels])
-        draws = np.random.default_rng(SEED).integers(0, len(levels), size=(B, len(levels)))
+        draws = bootstrap_indices(len(levels), B, SEED)
         return Evidence.from_samples(100 * inside.mean(), 100 * hits[draws].sum(axis=1) / counts[draws].sum(axis=1),
                                      _DRAWS)
 

@@ -12,7 +12,7 @@ errors per held-out group, a form chosen on the groups alone, and intervals cali
   honest estimate of what the procedure does on a group it never saw.
 
 Intervals are multiplicative: [ŷ·e^(−q), ŷ·e^(q)] with q the split-conformal quantile of |log(y/ŷ)| over the
-held-out-group rows (:func:`log_quantile`). Deterministic: the folds are the sorted levels; every fit is seeded by
+held-out-group rows (:func:`~perfkit.model.uncertainty.extrapolation.conformal_quantile`). Deterministic: the folds are the sorted levels; every fit is seeded by
 its estimator.
 """
 from __future__ import annotations
@@ -26,7 +26,7 @@ import pandas as pd
 from sklearn.base import clone
 
 __all__ = ["MIN_GROUPS", "group_folds", "logo_predictions", "group_mape", "median_group_mape", "log_scores",
-           "log_quantile", "select_by_groups", "GroupSelection", "nested_group_study", "NestedGroupStudy"]
+           "select_by_groups", "GroupSelection", "nested_group_study", "NestedGroupStudy"]
 
 #: fewest groups leave one group out accepts: with two, the inner choice of a nested study would rest on one group
 MIN_GROUPS = 3
@@ -105,13 +105,6 @@ def log_scores(y, pred) -> np.ndarray:
     return np.abs(np.log(y[ok] / pred[ok]))
 
 
-def log_quantile(scores, level: float) -> float:
-    """The split-conformal quantile of ``scores``: the ⌈(n+1)·level⌉-th smallest (inf when that exceeds n)."""
-    s = np.sort(np.asarray(scores, dtype=float))
-    k = math.ceil((len(s) + 1) * level)
-    return float(s[k - 1]) if 1 <= k <= len(s) else math.inf
-
-
 @dataclass
 class GroupSelection:
     """:func:`select_by_groups`'s answer: the chosen ``name``; ``scores`` (one row per candidate: its median group
@@ -152,10 +145,12 @@ class NestedGroupStudy:
 
 
 def _outer(candidates: dict, X, y, groups, level: float, test, lv):
+    from ..uncertainty.extrapolation import conformal_quantile
+
     inner_groups = np.asarray(groups, dtype=object)[~test]
     X_in, y_in = X[~test], y[~test]
     sel = select_by_groups(candidates, X_in, y_in, inner_groups)
-    q = log_quantile(log_scores(y_in, sel.predictions[sel.name]), level)
+    q = conformal_quantile(log_scores(y_in, sel.predictions[sel.name]), 1.0 - level)
     pred = _fit_predict(candidates[sel.name], X_in, y_in, X[test])
     return lv, sel.name, q, pred
 

@@ -23,8 +23,9 @@ from sklearn.base import BaseEstimator, RegressorMixin, clone
 
 from ..base import PerformanceForm, RowCapabilities, predictable_mask
 from ..persist import SavedModel, is_finite, jsonable, model_from_doc
-from ..selection.by_group import group_folds, log_quantile, log_scores, logo_predictions
+from ..selection.by_group import group_folds, log_scores, logo_predictions
 from ..validation import validate_target
+from .extrapolation import conformal_quantile
 
 __all__ = ["GroupIntervalModel", "JSON_FORMAT"]
 
@@ -128,7 +129,7 @@ class GroupIntervalModel(RowCapabilities, SavedModel, RegressorMixin, BaseEstima
         self._check_fitted()
         if isinstance(coverage, bool) or not is_finite(coverage) or not 0 < coverage < 1:
             raise ValueError(f"coverage: expected a number strictly between 0 and 1, got {coverage!r}")
-        return log_quantile(self.scores_, float(coverage))
+        return conformal_quantile(self.scores_, 1.0 - float(coverage))
 
     def predict_interval(self, X, coverage: float = 0.9):
         """``predicted``, ``lower``, ``upper``, ``measured_group`` (the row's group was fitted) and ``extrapolated``
