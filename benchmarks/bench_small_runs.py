@@ -103,12 +103,23 @@ def run_job(job_rows, fit_max, test_min, folder: Path, cluster: str) -> dict:
         for name, est in baselines().items():
             out[name] = np.asarray(est.fit(X_fit, y_fit).predict(test[CONFIG]), dtype=float)
     y = test["t_iter"].to_numpy(dtype=float)
-    score = np.abs(np.log(y / out[CLI])) / pred["distance"].to_numpy(dtype=float)
     regime = pred["regime"].to_numpy(dtype=bool) if "regime" in pred else np.zeros(len(pred), dtype=bool)
     return {"test": test, "predictions": out, "lower": pred["lower"].to_numpy(), "upper": pred["upper"].to_numpy(),
-            "regime": regime,
-            "ratio": score / q_inner, "q_inner": q_inner, "kappa": saved._inflation(), "seconds": seconds,
+            "regime": regime, "ratio": needed(y, pred, saved, q_inner),
+            "ratio_plain": needed(y, pred, saved, q_inner, lam=0.0), "q_inner": q_inner,
+            "kappa": saved._inflation(), "disagreement": saved._disagreement(), "seconds": seconds,
             "chosen": saved.estimator_.formula(3)[:200], "n_fit": len(fit), "n_test": len(test)}
+
+
+def needed(y, pred, saved, q, lam=None) -> np.ndarray:
+    """Per row, the factor on q·d that its interval needed: max(|log(y/ŷ)| − λ·δ, 0) / (q·d), λ the saved model's
+    ``disagreement`` (or ``lam``) and δ the prediction's ``disagreement`` column (0 without); the row is inside an
+    interval of half-width κ·q·d + λ·δ exactly when this is <= κ. ``lam=0`` gives the rule without the disagreement
+    (:data:`~perfkit.model.uncertainty.scale_intervals.DEFAULT_KAPPA`'s)."""
+    ae = np.abs(np.log(y / pred["predicted"].to_numpy(dtype=float)))
+    delta = pred["disagreement"].to_numpy(dtype=float) if "disagreement" in pred else np.zeros(len(pred))
+    lam = saved._disagreement() if lam is None else lam
+    return np.maximum(ae - lam * delta, 0.0) / (q * pred["distance"].to_numpy(dtype=float))
 
 
 def run_cluster(frame, name: str) -> dict:
@@ -143,6 +154,7 @@ def run_cluster(frame, name: str) -> dict:
             "coverage_by_job": {j: float(np.mean((r["test"].t_iter >= r["lower"]) & (r["test"].t_iter <= r["upper"])))
                                 for j, r in jobs.items()},
             "ratios": {j: r["ratio"].tolist() for j, r in jobs.items()},
+            "ratios_plain": {j: r["ratio_plain"].tolist() for j, r in jobs.items()},
             "q_inner": {j: r["q_inner"] for j, r in jobs.items()}, "kappa": jobs[proto["jobs"][0]]["kappa"],
             "chosen": {j: r["chosen"] for j, r in jobs.items()},
             "seconds_cli": {j: r["seconds"] for j, r in jobs.items()}}
@@ -151,13 +163,14 @@ def run_cluster(frame, name: str) -> dict:
 def run_regime(frame, name: str = "Pollux") -> dict:
     """The regime protocol on one cluster: per job, the CLI fitted on its single-node rows only, then every
     multi-node row with at most 16 GPUs predicted (each crosses the node boundary the fit rows never did); ratio =
-    |log(y/ŷ)|/d over the saved κ·q (the half-width the row would get without ρ). On Pollux's traces this calibrates
-    ρ, the conformal 90 % quantile of the pooled ratios (a row with ratio <= ρ is inside); on another cluster it
-    checks the shipped ρ there."""
+    max(|log(y/ŷ)| − λ·δ, 0)/d over the saved κ·q (:func:`needed`: the factor ρ the row needed). ρ is the 90 %
+    quantile of every cluster's ratios (:func:`calibration`)."""
     from perfkit.model.persist import load_model
 
+    from perfkit.model.uncertainty.scale_intervals import DEFAULT_KAPPA
+
     cols = CONFIG + ["t_iter", "sync_time"]
-    ratios, inside, mape = {}, {}, {}
+    ratios, plain, inside, mape = {}, {}, {}, {}
     for job in sorted(frame.job.unique()):
         rows = frame[frame.job == job]
         fit = rows[rows.n_nodes == 1][cols].reset_index(drop=True)
@@ -178,8 +191,9 @@ def run_regime(frame, name: str = "Pollux") -> dict:
         saved = load_model(folder / "model.json")
         rho = saved._regime_inflation()
         y = test["t_iter"].to_numpy(dtype=float)
-        score = np.abs(np.log(y / pred["predicted"].to_numpy())) / pred["distance"].to_numpy()
-        ratios[job] = (score / saved.half_width(0.9)).tolist()
+        ratios[job] = needed(y, pred, saved, saved.half_width(0.9)).tolist()
+        # the rule without the disagreement: ratios over κ·q with the κ of that rule (DEFAULT_REGIME_KAPPA's)
+        plain[job] = needed(y, pred, saved, saved.half_width(0.9) / saved._inflation() * DEFAULT_KAPPA, 0.0).tolist()
         inside[job] = float(np.mean((y >= pred["lower"]) & (y <= pred["upper"])))
         mape[job] = float(np.mean(np.abs(pred["predicted"].to_numpy() - y) / y) * 100)
         prior = saved.regime_estimator_
@@ -189,7 +203,8 @@ def run_regime(frame, name: str = "Pollux") -> dict:
             mape_by["without the prior (the chosen model)"] = float(np.mean(np.abs(alone - y) / y) * 100)
         mape[job] = mape_by
         assert pred["regime"].all(), f"{job}: a multi-node row of a single-node fit is not marked regime"
-    return {"ratios": ratios, "rho_saved": rho, "rho": kappa_from(ratios), "coverage_by_job": inside, "mape": mape,
+    return {"ratios": ratios, "ratios_plain": plain, "rho_saved": rho, "rho": balanced_quantile({name: pooled(ratios)}),
+            "coverage_by_job": inside, "mape": mape,
             "coverage": float(np.mean([v <= rho for r in ratios.values() for v in r])),
             "n_rows": int(sum(len(r) for r in ratios.values()))}
 
@@ -207,23 +222,58 @@ def regime_summary(regime: dict | None) -> dict:
             "regime_mape_without_prior": None if np.isnan(without).any() else float(np.median(without))}
 
 
-def kappa_from(ratios: dict, exclude=None) -> float:
-    """The conformal 90 % quantile of the pooled ratios (leaving out job ``exclude``)."""
-    from perfkit.model.uncertainty.extrapolation import conformal_quantile
-
-    pooled = [v for j, r in ratios.items() if j != exclude for v in r]
-    return conformal_quantile(pooled, 0.1, cap=True)
+def pooled(ratios: dict) -> list:
+    """Every job's ratios (job → list) in one list."""
+    return [v for r in ratios.values() for v in r]
 
 
-def loo_coverage(res: dict) -> float:
-    """Coverage when each job's κ comes from the other jobs' ratios only (a ratio <= κ is inside)."""
-    inside = [v <= kappa_from(res["ratios"], exclude=j) for j, r in res["ratios"].items() for v in r]
-    return float(np.mean(inside))
+def balanced_quantile(groups: dict, level: float = 0.9, exclude=None) -> float:
+    """The ``level`` quantile of the values of ``groups`` (name → values) pooled with each group weighing the same
+    (a cluster of 6000 rows counts as much as one of 900), group ``exclude`` left out: the smallest value with at
+    least ``level`` of the weight at or below it."""
+    parts = [np.asarray(v, dtype=float) for g, v in groups.items() if g != exclude and len(v)]
+    vals = np.concatenate(parts)
+    weight = np.concatenate([np.full(len(v), 1.0 / len(v)) for v in parts])
+    order = np.argsort(vals, kind="stable")
+    cum = np.cumsum(weight[order]) / weight.sum()
+    return float(vals[order][min(int(np.searchsorted(cum, level - 1e-12)), len(vals) - 1)])
+
+
+def calibration(main: dict, regime: dict) -> dict:
+    """κ and ρ of the intervals from every cluster's ratios (``main``: cluster → the ratios of its rows with >= G/2
+    GPUs; ``regime``: cluster → those of its multi-node rows under single-node fits), each cluster weighing the
+    same; per cluster, the factor its own rows needed and its coverage with κ (ρ) from the *other* clusters."""
+    from perfkit.model.uncertainty.scale_intervals import DEFAULT_DISAGREEMENT
+
+    out = {"lambda": DEFAULT_DISAGREEMENT, "kappa": balanced_quantile(main),
+           "rho": balanced_quantile(regime) if regime else None, "clusters": {}}
+    for c in main:
+        row = {"kappa_needed": balanced_quantile({c: main[c]})}
+        if len(main) > 1:
+            k = balanced_quantile(main, exclude=c)
+            row.update(kappa_others=k, coverage_others=float(np.mean(np.asarray(main[c]) <= k)))
+        if c in regime:
+            row["rho_needed"] = balanced_quantile({c: regime[c]})
+            if len(regime) > 1:
+                r = balanced_quantile(regime, exclude=c)
+                row.update(rho_others=r, regime_coverage_others=float(np.mean(np.asarray(regime[c]) <= r)))
+        out["clusters"][c] = row
+    return out
+
+
+def ratios_of(docs: list) -> tuple:
+    """(main, regime): cluster → pooled ratios, from the results documents ``docs`` of :func:`main`."""
+    main, regime = {}, {}
+    for doc in docs:
+        for name, r in doc["clusters"].items():
+            main[name] = pooled(r["ratios"])
+            reg = doc.get("regime") if name == "Pollux" else r.get("regime")
+            if reg and reg.get("ratios"):
+                regime[name] = pooled(reg["ratios"])
+    return main, regime
 
 
 def markdown(results: dict, machine: dict, regime=None) -> str:
-    from perfkit.model.uncertainty.scale_intervals import DEFAULT_KAPPA, DEFAULT_REGIME_KAPPA
-
     lines = ["# Measured small, predict large through the CLI: `perfkit fit --form auto` on a file of small runs",
              "", f"Machine: {machine['cpu']}, {machine['cores']} cores; commit {machine['git_commit']}; "
              f"{machine['date']}.", "",
@@ -242,16 +292,16 @@ def markdown(results: dict, machine: dict, regime=None) -> str:
                      f"{m['interval'][1]:+.1f}] | {100 * r['coverage']:.1f} % ({r['n_test']}) | "
                      + (f"{100 * r['regime_coverage']:.1f} % ({r['regime_rows']})" if r.get("regime_rows") else "none")
                      + f" | {r['kappa']:g} |")
-    if "Pollux" in results:
-        k = kappa_from(results["Pollux"]["ratios"])
-        lines += ["", f"κ recomputed from Pollux's pooled ratios: {k:.3f} (shipped default "
-                      f"`DEFAULT_KAPPA` = {DEFAULT_KAPPA:g}). Pollux's coverage with κ from the other five jobs "
-                      f"(leave-one-job-out): {100 * loo_coverage(results['Pollux']):.1f} %."]
+    lines += ["", "Intervals: half-width κ·q·d + λ·δ (δ the disagreement between the consensus's two options, or on "
+                  "a regime row between the prior's form and the fitted curve), κ and ρ calibrated on every cluster "
+                  "together (`bench_small_runs.py --summary`, `small_runs_summary.md`: each cluster's coverage with κ "
+                  "and ρ from the other clusters). The factor each cluster's own rows needed (the 90 % quantile of "
+                  "max(|log(y/ŷ)| − λ·δ, 0)/(q·d)): " + ", ".join(
+                      f"{n} {balanced_quantile({n: pooled(r['ratios'])}):.2f}" for n, r in results.items()) + "."]
     if regime:
-        lines += ["", f"Regime flag: ρ recomputed on Pollux's single-node fits ({regime['n_rows']} multi-node rows "
-                      f"with <= 16 GPUs): {regime['rho']:.3f} (shipped `DEFAULT_REGIME_KAPPA` = "
-                      f"{DEFAULT_REGIME_KAPPA:g}); coverage of those rows with the shipped ρ: "
-                      f"{100 * regime['coverage']:.1f} %.", "",
+        lines += ["", f"Regime flag on Pollux's single-node fits ({regime['n_rows']} multi-node rows with <= 16 GPUs): "
+                      f"ρ needed {regime['rho']:.3f} (shipped ρ = {regime['rho_saved']:g}); coverage of those rows "
+                      f"with the shipped ρ: {100 * regime['coverage']:.1f} %.", "",
                   "MAPE % of those rows per job (the regime rows are predicted by the communication-prior form; "
                   "beside it, the model the rule chose, which only extrapolates what the single-node rows show):", "",
                   "| job | " + " | ".join(regime["mape"]) + " |", "|---|" + "---|" * len(regime["mape"])]
@@ -307,28 +357,57 @@ def prior_contribution(name: str, res: dict) -> dict:
 
 SUMMARY_KEYS = ("cluster", "jobs", "fit_max", "test_min", "test_max", "mape", "best_baseline", "best_baseline_mape",
                 "margin", "margin_interval", "coverage", "test_rows", "regime_rows", "regime_coverage",
-                "regime_mape_with_prior", "regime_mape_without_prior", "kappa")
+                "regime_mape_with_prior", "regime_mape_without_prior", "kappa", "coverage_others",
+                "regime_coverage_others")
 
 
 def summary(paths) -> dict:
     """One row per cluster of the results files ``paths`` (what Chapter 7 reads: ``small_runs_results``)."""
     import json
 
-    rows = []
-    for path in paths:
-        doc = json.loads(Path(path).read_text())
+    rows, docs = [], [json.loads(Path(path).read_text()) for path in paths]
+    cal = calibration(*ratios_of(docs))
+    for doc in docs:
         for name, r in doc["clusters"].items():
+            c = cal["clusters"][name]
             ev, p = r["evidence"], r["protocol"]
             reg = regime_summary(doc.get("regime") if name == "Pollux" else r.get("regime"))
             rows.append(dict(zip(SUMMARY_KEYS, (
                 name, p["jobs"], p["fit_max"], p["test_min"], p["test_max"], ev["selected_median"]["estimate"],
                 ev["margin"]["vs"], r["mape_median"][ev["margin"]["vs"]], ev["margin"]["estimate"],
                 ev["margin"]["interval"], r["coverage"], r["n_test"], reg["regime_rows"], reg["regime_coverage"],
-                reg["regime_mape_with_prior"], reg["regime_mape_without_prior"], r["kappa"]))))
-    return {"clusters": rows, "files": [str(Path(p).relative_to(ROOT)) for p in paths],
+                reg["regime_mape_with_prior"], reg["regime_mape_without_prior"], r["kappa"],
+                c.get("coverage_others"), c.get("regime_coverage_others")))))
+    return {"clusters": rows, "calibration": cal, "files": [str(Path(p).relative_to(ROOT)) for p in paths],
             "rule": "bench_small_runs.py: per job, perfkit fit --form auto on the rows <= G/4 GPUs, predict >= G/2; "
                     "regime_*: the same CLI fitted on each job's single-node rows, scored on its multi-node rows "
-                    "(<= 16 GPUs; on Pollux the calibration of ρ)"}
+                    "(<= 16 GPUs); *_others: with κ (ρ) calibrated on the other clusters' rows only"}
+
+
+def summary_markdown(doc: dict) -> str:
+    """The calibration of κ and ρ over every cluster and each cluster's coverage with the other clusters' κ, ρ."""
+    cal = doc["calibration"]
+    pct = lambda v: "–" if v is None else f"{100 * v:.1f} %"  # noqa: E731
+    num = lambda v: "–" if v is None else f"{v:.2f}"  # noqa: E731
+    lines = ["# Intervals from small runs: κ and ρ calibrated on every cluster, judged on the others", "",
+             f"Read from {', '.join(f'`{f}`' for f in doc['files'])} (`bench_small_runs.py --summary`). A row beyond "
+             f"the fit rows gets the half-width κ·q·d + λ·δ (λ = {cal['lambda']:g}; a regime row ρ·κ·q·d + λ·δ). κ "
+             "is the 90 % quantile of max(|log(y/ŷ)| − λ·δ, 0)/(q·d) over every cluster's rows with >= G/2 GPUs, "
+             "each cluster weighing the same; ρ the same over the multi-node rows of the single-node fits, over κ·q·d."
+             f" Over every cluster: κ = {cal['kappa']:.3f}" + (f", ρ = {cal['rho']:.3f}" if cal["rho"] else "") + ".",
+             "", "Each cluster's coverage with κ (ρ) from the *other* clusters only is the honest figure (the shipped "
+             "constants saw every cluster):", "",
+             "| cluster | κ its rows needed | κ of the others | coverage, κ of the others | coverage, shipped κ | "
+             "ρ its rows needed | ρ of the others | regime coverage, ρ of the others | regime coverage, shipped ρ |",
+             "|---|---|---|---|---|---|---|---|---|"]
+    shipped = {r["cluster"]: r for r in doc["clusters"]}
+    for name, c in cal["clusters"].items():
+        r = shipped[name]
+        lines.append(f"| {name} | {num(c['kappa_needed'])} | {num(c.get('kappa_others'))} | "
+                     f"{pct(c.get('coverage_others'))} | {pct(r['coverage'])} | {num(c.get('rho_needed'))} | "
+                     f"{num(c.get('rho_others'))} | {pct(c.get('regime_coverage_others'))} | "
+                     f"{pct(r['regime_coverage'])} |")
+    return "\n".join(lines) + "\n"
 
 
 def main(argv=None):
@@ -346,8 +425,10 @@ def main(argv=None):
         import json
 
         files = [p for p in (OUT.with_name("small_runs_pollux.json"), OUT.with_name("small_runs_sia.json")) if p.exists()]
-        OUT.with_name("small_runs_summary.json").write_text(json.dumps(summary(files), indent=1) + "\n")
-        print(f"wrote {OUT.with_name('small_runs_summary.json')}")
+        doc = summary(files)
+        OUT.with_name("small_runs_summary.json").write_text(json.dumps(doc, indent=1) + "\n")
+        OUT.with_name("small_runs_summary.md").write_text(summary_markdown(doc))
+        print(f"wrote {OUT.with_name('small_runs_summary.json')} and .md")
         return
     results, regime = {}, None
     for name in [c.strip() for c in args.clusters.split(",") if c.strip()]:

@@ -37,7 +37,7 @@ SAVED_FORMATS = {"perfkit.GenericPerformanceModel", "perfkit.LogLinearModel", "p
                  "perfkit.ConformalRegressor", "perfkit.PolluxStepModel", "perfkit.PhaseAwareStepModel",
                  "perfkit.ScaleIntervalModel", "perfkit.SymbolicModel", "perfkit.MedianOfModels",
                  "perfkit.CommPriorStepModel", "perfkit.BoostedStepModel", "perfkit.RooflineModel",
-                 "perfkit.GroupIntervalModel"}
+                 "perfkit.GroupIntervalModel", "perfkit.BlendOfModels"}
 
 
 @pytest.fixture(scope="module")
@@ -134,7 +134,7 @@ def test_the_json_formats_are_the_registry_and_the_wrappers():
     assert not set(json_formats()) & set(WRAPPER_FORMATS)
     for form in REGISTRY:
         assert form.cls.json_format == form.json_format and issubclass(form.cls, PerformanceForm)
-    built_by_the_study = ("MedianOfModels", "CommPriorStepModel", "BoostedStepModel")  # GroupIntervalModel wraps one  # forms that --form does not name
+    built_by_the_study = ("MedianOfModels", "BlendOfModels", "CommPriorStepModel", "BoostedStepModel")  # GroupIntervalModel wraps one  # forms that --form does not name
     for module, name in WRAPPER_FORMATS.values():  # the other wrappers hold a form; they are not one
         cls = getattr(__import__(f"perfkit.model.{module}", fromlist=[name]), name)
         assert issubclass(cls, PerformanceForm) == (name in built_by_the_study)

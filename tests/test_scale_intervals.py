@@ -186,3 +186,61 @@ def test_every_extrapolated_column_widens_the_interval():
     q = model.half_width(0.9)
     np.testing.assert_allclose(np.log(iv.upper / iv.predicted), q * iv["distance"])
     assert iv["extrapolated"].tolist() == [False, True, True, True]
+
+
+def test_the_disagreement_with_a_second_form_widens_each_row_and_is_saved():
+    """Half-width κ·q·d + λ·δ, δ = |log(ŷ/ŷ_alt)| per row (hand-checked from the two forms' predictions); the
+    alternative and λ are saved; λ = 0 reports δ without using it; a bad λ or alternative is one clear error."""
+    from perfkit.model.forms.stepmodels import PolluxStepModel
+
+    X, y = _step_data()
+    keep = X.n_gpus <= 8
+    kw = dict(column="n_gpus", fit_max=8, splits=[(2, 4, 8)], phases=["sync_time"], inflation=0.7)
+    model = ScaleIntervalModel(PhaseAwareStepModel(), **kw, alternative=PolluxStepModel(), disagreement=2.0).fit(
+        X[keep], y[keep])
+    big = X[~keep].drop(columns=["sync_time"])
+    iv = model.predict_interval(big, 0.9)
+    alt = PolluxStepModel().fit(X[keep].drop(columns=["sync_time"]), y[keep]).predict(big)
+    delta = np.abs(np.log(iv.predicted.to_numpy() / alt))
+    assert np.allclose(iv.disagreement, delta) and delta.max() > 0
+    w = model.half_width(0.9) * iv.distance + 2.0 * delta
+    assert np.allclose(np.log(iv.upper / iv.predicted), w) and np.allclose(np.log(iv.predicted / iv.lower), w)
+    text = model.summary()
+    assert "intervals: ŷ·exp(±(q·d + λ·δ))" in text and "λ = 2, δ the disagreement of two plausible forms: |log(ŷ/ŷ_alt)|" in text
+    assert "PolluxStepModel fitted on the same rows" in text
+    back = load_model(model.to_json())
+    assert back.disagreement == 2.0 and back.predict_interval(big, 0.9).equals(iv)
+    plain = ScaleIntervalModel(PhaseAwareStepModel(), **kw, alternative=PolluxStepModel()).fit(X[keep], y[keep])
+    piv = plain.predict_interval(big, 0.9)
+    assert np.allclose(piv.disagreement, delta)
+    assert np.allclose(np.log(piv.upper / piv.predicted), plain.half_width(0.9) * piv.distance)
+    old = json.loads(model.to_json())  # a file written before the setting existed: no disagreement, no column
+    del old["settings"]["disagreement"], old["fitted"]["alternative"]
+    assert "disagreement" not in load_model(json.dumps(old)).predict_interval(big, 0.9).columns
+    for bad in (-1.0, float("nan"), "2", True, 1e3):
+        with pytest.raises(ValueError, match="disagreement"):
+            ScaleIntervalModel(PhaseAwareStepModel(), **kw, disagreement=bad).fit(X[keep], y[keep])
+    with pytest.raises(ValueError, match="alternative: expected a perfkit model form"):
+        ScaleIntervalModel(PhaseAwareStepModel(), **kw, alternative="pollux").fit(X[keep], y[keep])
+
+
+
+def test_a_blend_gives_its_members_spread_as_the_disagreement():
+    from perfkit.model.forms.median import BlendOfModels
+    from perfkit.model.forms.stepmodels import PolluxStepModel
+
+    X, y = _step_data()
+    keep = X.n_gpus <= 8
+    blend = BlendOfModels([("phases", PhaseAwareStepModel()), ("pollux", PolluxStepModel())], [0.3, 0.7])
+    model = ScaleIntervalModel(blend, column="n_gpus", fit_max=8, splits=[(2, 4, 8)], phases=["sync_time"],
+                               disagreement=3.0).fit(X[keep], y[keep])
+    big = X[~keep].drop(columns=["sync_time"])
+    iv = model.predict_interval(big, 0.9)
+    a, b = (est.predict(big) for _, est in model.estimator_.estimators_)
+    assert np.allclose(iv.predicted, a ** 0.3 * b ** 0.7)
+    assert np.allclose(iv.disagreement, np.abs(np.log(a / b)))
+    assert np.allclose(np.log(iv.upper / iv.predicted), model.half_width(0.9) * iv.distance + 3.0 * iv.disagreement)
+    assert "the spread of the blended forms' log predictions" in model.summary()
+    assert load_model(model.to_json()).predict_interval(big, 0.9).equals(iv)
+    with pytest.raises(ValueError, match="weights: expected one weight in \\[0, 1\\] per member"):
+        BlendOfModels([("phases", PhaseAwareStepModel()), ("pollux", PolluxStepModel())], [0.5, 0.6]).fit(X, y)

@@ -9,7 +9,8 @@ import pytest
 
 from perfkit.model.persist import load_model
 from perfkit.model.selection.by_scale import scale_splits, step_family
-from perfkit.model.uncertainty.scale_intervals import DEFAULT_KAPPA, DEFAULT_REGIME_KAPPA, ScaleIntervalModel
+from perfkit.model.uncertainty.scale_intervals import (DEFAULT_DISAGREEMENT, DEFAULT_KAPPA, DISAGREEMENT_KAPPA,
+                                                        DISAGREEMENT_REGIME_KAPPA, ScaleIntervalModel)
 from perfkit.study import FitSpec, run
 from tests.cli import one_error as _one_error, run_cli as _run
 
@@ -43,22 +44,31 @@ def test_the_study_fits_every_row_and_chooses_on_inner_splits(small, yolov3):
     assert small.spec.scale_study == "n_gpus" and small.n_fit == len(fit) and small.n_test == 0
     assert small.scale == ("n_gpus", 16.0) and small.held_out is None and small.coverage is None
     m = small.model
-    assert isinstance(m, ScaleIntervalModel) and m.inflation == DEFAULT_KAPPA == small.spec.kappa
+    # the consensus's two options are kept: their disagreement widens the intervals, with the κ calibrated with it
+    assert isinstance(m, ScaleIntervalModel) and m.inflation == DISAGREEMENT_KAPPA
+    assert m.disagreement == DEFAULT_DISAGREEMENT and small.spec.kappa == DEFAULT_KAPPA
     assert m.splits == scale_splits(fit.n_gpus) == [(4.0, 8.0, 16.0), (6.0, 10.0, 16.0), (8.0, 12.0, 16.0)]
     # every candidate scored on the inner splits; the rule weighs the consensus against the boosted trees
     assert set(small.search_table.candidate) == set(step_family(boosted=True))
     assert small.search_table.score.is_monotonic_increasing
     choice = small.search
-    assert choice.rule == "consensus" and choice.options.option.tolist() == ["median of the 20 step forms",
-                                                                             "boosted trees"]
+    assert choice.rule == "consensus" and choice.options.option.tolist()[:2] == ["median of the 20 step forms",
+                                                                                 "boosted trees"]
     chosen = choice.options.option.iloc[int(choice.options.score.idxmin())]
+    members = [n for n in step_family() if n != "pollux"]
     assert choice.names == (["boosted"] if chosen == "boosted trees" else
-                            [n for n in step_family() if n != "pollux"])
+                            members + ["boosted"] if chosen.startswith("blend") else members)
+    if chosen.startswith("blend"):  # a blend holds both options
+        assert m.alternative_ is None and type(m.estimator_).__name__ == "BlendOfModels"
+    else:  # one option alone: the other is kept
+        assert type(m.alternative_).__name__ == ("MedianOfModels" if chosen == "boosted trees" else "BoostedStepModel")
     assert small.inner["auto model"] == pytest.approx(choice.score)  # what the fit rows alone say
     assert {"random forest", "gradient boosting"} <= set(small.inner)
     text = small.summary()
     assert "scaling study on 588 rows (n_gpus up to 16)" in text and "no row held out" in text
-    assert f"widened by κ = {DEFAULT_KAPPA:g}, transferred from Pollux's shipped traces" in text
+    assert (f"widened by κ = {DISAGREEMENT_KAPPA:g}, plus λ = {DEFAULT_DISAGREEMENT:g} times the disagreement "
+            "between the consensus's two options") in text
+    assert "κ and λ calibrated together on the shipped Pollux traces and Sia's four clusters" in text
     assert "regimes: the fit rows reach 16 nodes; rows on more nodes are marked regime" in text
 
 
@@ -67,21 +77,30 @@ def test_predictions_beyond_the_fit_rows_widen_and_stay_out_of_regime(small, yol
     iv = small.predict_interval(big, 0.9)
     q = small.model.half_width(0.9)
     assert np.allclose(iv.distance, 1 + np.log2(big.n_gpus / 16))
-    assert np.allclose(np.log(iv.upper / iv.predicted), q * iv.distance)
+    m = small.model
+    if m.alternative_ is not None:
+        spread = np.abs(np.log(iv.predicted / m.alternative_.predict(big)))
+    else:  # a blend: its two options' spread
+        a, b = (est.predict(big) for _, est in m.estimator_.estimators_)
+        spread = np.abs(np.log(a / b))
+    assert np.allclose(iv.disagreement, spread) and (iv.disagreement > 0).all()
+    assert np.allclose(np.log(iv.upper / iv.predicted), q * iv.distance + DEFAULT_DISAGREEMENT * iv.disagreement)
+    assert np.allclose(np.log(iv.predicted / iv.lower), np.log(iv.upper / iv.predicted))
     assert not iv.regime.any()  # Pollux's fit rows already hold 16 nodes and 4 GPUs per node
 
 
 def test_single_node_fit_rows_mark_the_multi_node_rows_regime(one_node, yolov3):
     text = one_node.summary()
     assert "regimes: the fit rows hold no multi-node run; rows on more nodes are marked regime" in text
-    assert f"their intervals widen by ρ = {DEFAULT_REGIME_KAPPA:.3g}" in text
+    assert f"their κ·q·d is scaled by ρ = {DISAGREEMENT_REGIME_KAPPA:.3g}" in text
     rows = pd.DataFrame({"n_gpus": [4, 4, 8, 16], "n_nodes": [1, 2, 2, 4], "batch_per_gpu": [8] * 4})
     iv = one_node.predict_interval(rows, 0.9)
     assert iv.regime.tolist() == [False, True, True, True]
     assert not one_node.predict_interval(rows.assign(n_gpus=8, n_nodes=1), 0.9).regime.any()  # more GPUs, one node
-    q = one_node.model.half_width(0.9)
-    assert np.log(iv.upper / iv.predicted).iloc[0] == pytest.approx(q * iv.distance.iloc[0])
-    assert np.allclose(np.log(iv.upper / iv.predicted).iloc[1:], q * DEFAULT_REGIME_KAPPA * iv.distance.iloc[1:])
+    q, lam = one_node.model.half_width(0.9), DEFAULT_DISAGREEMENT
+    w = np.log(iv.upper / iv.predicted)
+    assert w.iloc[0] == pytest.approx(q * iv.distance.iloc[0] + lam * iv.disagreement.iloc[0])
+    assert np.allclose(w.iloc[1:], q * DISAGREEMENT_REGIME_KAPPA * iv.distance.iloc[1:] + lam * iv.disagreement.iloc[1:])
     back = load_model(one_node.model.to_json())  # the regime and ρ are saved with the model
     assert back.regime_ == {"nodes_max": 1.0}
     assert back.predict_interval(rows, 0.9).equals(iv)
@@ -124,6 +143,9 @@ def test_with_the_hardware_the_regime_rows_are_priced_by_the_prior(capsys, tmp_p
     pred = model.predict(big)
     assert pred[0] == pytest.approx(model.estimator_.predict(big.iloc[:1])[0])  # inside the regime: the chosen model
     assert np.allclose(pred[1:], prior.predict(big.iloc[1:]))  # beyond it: the hardware's prior
+    # a regime row's disagreement is the prior's prediction against the fitted curve's
+    iv = model.predict_interval(big, 0.9)
+    assert np.allclose(iv.disagreement.iloc[1:], np.abs(np.log(pred[1:] / model.estimator_.predict(big.iloc[1:]))))
 
 
 @pytest.mark.parametrize("args, pattern", [
@@ -155,22 +177,55 @@ def test_inflation_needs_a_scale(capsys, tmp_path, yolov3):
                r"--scale-of COL")
 
 
+def _bench():
+    """``benchmarks/bench_small_runs.py`` as a module (its calibration functions)."""
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[1] / "benchmarks" / "bench_small_runs.py"
+    spec = importlib.util.spec_from_file_location("bench_small_runs", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
 def test_the_shipped_kappa_and_rho_are_what_the_benchmark_recomputes():
-    """κ and ρ are constants of the code; ``benchmarks/bench_small_runs.py`` recomputes both from Pollux's traces
-    through the CLI (results committed): a change of the model or the rule that moves them fails here."""
+    """κ, ρ (with the disagreement's λ) are constants of the code; ``benchmarks/bench_small_runs.py`` recomputes
+    them from every cluster's rows through the CLI (results committed): a change of the model or the rule that moves
+    them fails here. The rule without the disagreement keeps Pollux's κ and ρ, recomputed from the same runs."""
     from pathlib import Path
 
     from perfkit.model.uncertainty.extrapolation import conformal_quantile
+    from perfkit.model.uncertainty.scale_intervals import DEFAULT_REGIME_KAPPA
 
-    res = json.loads((Path(__file__).resolve().parents[1] / "benchmarks" / "results" /
-                      "small_runs_pollux.json").read_text())
-    ratios = res["clusters"]["Pollux"]["ratios"]
-    kappa = conformal_quantile([v for r in ratios.values() for v in r], 0.1, cap=True)
-    assert round(kappa, 2) == DEFAULT_KAPPA and res["clusters"]["Pollux"]["kappa"] == DEFAULT_KAPPA
-    regime = res["regime"]
-    rho = conformal_quantile([v for r in regime["ratios"].values() for v in r], 0.1, cap=True)
-    assert round(rho, 2) == DEFAULT_REGIME_KAPPA and regime["rho_saved"] == DEFAULT_REGIME_KAPPA
-    assert regime["n_rows"] > 1000 and 0.85 <= regime["coverage"] <= 0.95
+    bench = _bench()
+    results = Path(__file__).resolve().parents[1] / "benchmarks" / "results"
+    docs = [json.loads((results / f"small_runs_{n}.json").read_text()) for n in ("pollux", "sia")]
+    main, regime = bench.ratios_of(docs)
+    assert sorted(main) == sorted(regime) == ["Pollux", "azure", "dgx", "dgx-ext", "rtx"]
+    cal = bench.calibration(main, regime)
+    assert round(cal["kappa"], 2) == DISAGREEMENT_KAPPA and round(cal["rho"], 2) == DISAGREEMENT_REGIME_KAPPA
+    assert all(r["kappa"] == DISAGREEMENT_KAPPA for d in docs for r in d["clusters"].values())
+    assert docs[0]["regime"]["rho_saved"] == DISAGREEMENT_REGIME_KAPPA and docs[0]["regime"]["n_rows"] > 1000
+    plain = docs[0]["clusters"]["Pollux"]["ratios_plain"]
+    assert round(conformal_quantile(bench.pooled(plain), 0.1, cap=True), 2) == DEFAULT_KAPPA
+    plain = docs[0]["regime"]["ratios_plain"]
+    assert round(conformal_quantile(bench.pooled(plain), 0.1, cap=True), 2) == DEFAULT_REGIME_KAPPA
+    summary = json.loads((results / "small_runs_summary.json").read_text())
+    assert summary["calibration"] == json.loads(json.dumps(cal))  # the summary Chapter 7 reads is this one
+
+
+def test_the_calibration_weighs_each_cluster_the_same_and_judges_each_on_the_others():
+    bench = _bench()
+    groups = {"big": list(np.linspace(0.0, 1.0, 1000)), "small": [5.0, 6.0]}
+    # each cluster weighs half: the 90 % quantile lies among the small cluster's two rows, whatever its row count
+    assert bench.balanced_quantile(groups) == 6.0 and bench.balanced_quantile(groups, 0.5) == 1.0
+    assert bench.balanced_quantile(groups, exclude="small") == pytest.approx(0.9, abs=1e-3)
+    cal = bench.calibration({"a": [1.0] * 10, "b": [2.0] * 10, "c": [3.0] * 10}, {"a": [0.5, 1.5]})
+    assert cal["kappa"] == 3.0 and cal["rho"] == 1.5
+    assert cal["clusters"]["c"] == {"kappa_needed": 3.0, "kappa_others": 2.0, "coverage_others": 0.0}
+    assert cal["clusters"]["a"]["coverage_others"] == 1.0 and cal["clusters"]["a"]["rho_needed"] == 1.5
+    assert "rho_others" not in cal["clusters"]["a"]  # one cluster's regime rows: nothing to judge them on
 
 
 def test_hundreds_of_gpus_and_parallel_degrees_as_columns():

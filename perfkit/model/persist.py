@@ -33,6 +33,7 @@ WRAPPER_FORMATS = {
     "perfkit.ConformalRegressor": ("uncertainty.conformal", "ConformalRegressor"),
     "perfkit.ScaleIntervalModel": ("uncertainty.scale_intervals", "ScaleIntervalModel"),
     "perfkit.MedianOfModels": ("forms.median", "MedianOfModels"),
+    "perfkit.BlendOfModels": ("forms.median", "BlendOfModels"),
     "perfkit.CommPriorStepModel": ("forms.commprior", "CommPriorStepModel"),
     "perfkit.BoostedStepModel": ("forms.boosted", "BoostedStepModel"),
     "perfkit.GroupIntervalModel": ("uncertainty.group_intervals", "GroupIntervalModel"),

@@ -170,20 +170,25 @@ def _calibrate(spec: FitSpec, best, sp: Split, progress):
             sp.X_fit, sp.y_fit)
 
 
-def _scale_model(spec: FitSpec, estimator, sp: Split, fitted=None, regime_estimator=None, inner=None):
+def _scale_model(spec: FitSpec, estimator, sp: Split, fitted=None, regime_estimator=None, inner=None,
+                 alternative=None, two_options=False):
     """``estimator`` with intervals that widen beyond (COL, MAX), calibrated on the inner splits of the fit rows
     (fitted on them unless ``fitted``, the same form already fitted on the fit rows, is given), their half-width
-    multiplied by ``inflation``."""
-    from ..model.uncertainty.scale_intervals import ScaleIntervalModel
+    multiplied by ``inflation``; with ``two_options`` (a consensus that weighed two: ``alternative`` the other one,
+    or ``estimator`` a blend of both), the half-width adds their disagreement and κ, ρ, λ are the constants
+    calibrated with it."""
+    from ..model.uncertainty import scale_intervals as si
 
     col, top = sp.scale
+    with_alt = two_options
     regime = {}
     if spec.scale_study is not None and spec.step_roles and col == spec.gpus:  # regimes: nodes and GPUs per node
-        from ..model.uncertainty.scale_intervals import DEFAULT_REGIME_KAPPA
-
-        regime = dict(nodes=spec.nodes, regime_inflation=DEFAULT_REGIME_KAPPA, regime_estimator=regime_estimator)
-    model = ScaleIntervalModel(estimator, column=col, fit_max=top, splits=_splits(spec, sp), phases=list(spec.phases),
-                               inflation=spec.kappa, **regime)
+        rho = si.DISAGREEMENT_REGIME_KAPPA if with_alt else si.DEFAULT_REGIME_KAPPA
+        regime = dict(nodes=spec.nodes, regime_inflation=rho, regime_estimator=regime_estimator)
+    kappa = si.DISAGREEMENT_KAPPA if with_alt and spec.inflation is None else spec.kappa
+    model = si.ScaleIntervalModel(estimator, column=col, fit_max=top, splits=_splits(spec, sp),
+                                  phases=list(spec.phases), inflation=kappa, alternative=alternative,
+                                  disagreement=si.DEFAULT_DISAGREEMENT if with_alt else 0.0, **regime)
     if inner is not None and fitted is None:  # the inner predictions already made: fit once, calibrate on them
         fitted = clone(estimator).fit(sp.X_fit, np.asarray(sp.y_fit, dtype=float))
     if fitted is None:
@@ -203,13 +208,22 @@ def _splits(spec: FitSpec, sp: Split) -> list:
     return scale_splits(values, top) if spec.scale_study is not None else inner_splits(values, top)
 
 
-def kappa_line(spec: FitSpec) -> str:
-    """Where the intervals' inflation κ came from, in words ("" when it is 1 outside a scaling study)."""
+def kappa_line(spec: FitSpec, model=None) -> str:
+    """Where the intervals' inflation κ (and the disagreement's weight λ of ``model``, the saved model) came from,
+    in words ("" when κ is 1 outside a scaling study)."""
     if spec.scale_study is None and spec.inflation is None:
         return ""
+    lam = float(getattr(model, "disagreement", 0.0) or 0.0)
+    kappa = float(getattr(model, "inflation", spec.kappa))
+    plus = ("" if lam == 0 else f", plus λ = {lam:g} times the disagreement between the consensus's two options "
+            "(on a regime row, between the prior's form and the fitted curve)")
     if spec.inflation is not None:
-        return f"intervals beyond the fitted scale widened by κ = {spec.kappa:g} ({name('inflation')})"
-    return (f"intervals beyond the fitted scale widened by κ = {spec.kappa:g}, transferred from Pollux's shipped "
+        return f"intervals beyond the fitted scale widened by κ = {kappa:g} ({name('inflation')}){plus}"
+    if lam:
+        return (f"intervals beyond the fitted scale widened by κ = {kappa:g}{plus}: κ and λ calibrated together on the "
+                f"shipped Pollux traces and Sia's four clusters (every cluster's rows beyond 4× its small runs' "
+                f"scale; {name('inflation')} K overrides κ)")
+    return (f"intervals beyond the fitted scale widened by κ = {kappa:g}, transferred from Pollux's shipped "
             f"traces (how much further their rows beyond 16 GPUs fell than their inner splits promised; "
             f"{name('inflation')} K overrides it)")
 
@@ -274,7 +288,7 @@ def _scale_search(spec: FitSpec, sp: Split, header, say):
     choice = choose_by_scale(family, sp.X_fit, sp.y_fit, col, splits, predict_drop=list(spec.phases))
     ranked = [c for c in choice.scores.candidate if c.startswith("comm[")]  # the best prior form on the inner splits
     model = _scale_model(spec, choice.estimator, sp, regime_estimator=family[ranked[0]] if ranked else None,
-                         inner=choice.inner)
+                         inner=choice.inner, alternative=choice.alternative, two_options=choice.rule == "consensus" and len(choice.options) >= 2)
     with pd.option_context("display.width", 160, "display.max_rows", 200):
         table = choice.scores.head(8).to_string(index=False, float_format=lambda v: f"{v:.3g}")
         options = choice.options.to_string(index=False, float_format=lambda v: f"{v:.3g}")
@@ -284,7 +298,7 @@ def _scale_search(spec: FitSpec, sp: Split, header, say):
     if dropped:
         lines.append("left out (could not be fitted on an inner split): " + "; ".join(
             f"{k}: {v}" for k, v in dropped.items()))
-    kappa, regime = kappa_line(spec), model.regime_note()
+    kappa, regime = kappa_line(spec, model), model.regime_note()
     lines += [""] + ([regime] if regime else []) + [model.summary().splitlines()[-1]] + ([kappa] if kappa else [])
     return model, choice, lines
 
@@ -303,7 +317,7 @@ def _fit_form(spec: FitSpec, sp: Split, header, say):
     say(line)
     if sp.scale is not None:
         model = _scale_model(spec, est, sp)
-        kappa = kappa_line(spec)
+        kappa = kappa_line(spec, model)
         return model, ["", model.summary()] + ([kappa] if kappa else [])
     model = ConformalRegressor(est, method=spec.intervals, n_splits=spec.cv, random_state=0).fit(sp.X_fit, sp.y_fit)
     return model, ["", model.estimator_.summary()]

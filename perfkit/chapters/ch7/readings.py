@@ -109,10 +109,15 @@ def _small_runs(t) -> str:
     regime = t[t["regime rows"] > 0]
     text = (f"Through the CLI from small runs alone (bench_small_runs.py: one job's file of the rows up to a quarter "
             f"of the largest GPU count, perfkit fit --form auto with the hardware): {'; '.join(parts)}; its 90 % "
-            f"intervals cover {t['coverage %'].min():.0f}–{t['coverage %'].max():.0f} % of the scored rows.")
+            f"intervals cover {t['coverage %'].min():.0f}–{t['coverage %'].max():.0f} % of the scored rows"
+            + (f" ({t['coverage %, κ of the other clusters'].min():.0f}–"
+               f"{t['coverage %, κ of the other clusters'].max():.0f} % with κ calibrated on the other clusters "
+               "only)" if t["coverage %, κ of the other clusters"].notna().all() else "") + ".")
     if len(regime):
-        text += (" On the rows beyond the fit rows' nodes or GPUs per node (" + "; ".join(
-            f"{r['cluster']}: {int(r['regime rows'])} rows, covered {r['regime coverage %']:.0f} %, MAPE "
+        text += (" On the rows on more nodes than any fit row (" + "; ".join(
+            f"{r['cluster']}: {int(r['regime rows'])} rows, covered {r['regime coverage %']:.0f} %"
+            + ("" if np.isnan(r["regime coverage %, ρ of the other clusters"]) else
+               f" ({r['regime coverage %, ρ of the other clusters']:.0f} % with ρ of the other clusters)") + ", MAPE "
             f"{r['regime MAPE %, with the prior']:.1f} % with the communication prior, "
             f"{r['regime MAPE %, without']:.1f} % without" for _, r in regime.iterrows()) + ").")
     return text

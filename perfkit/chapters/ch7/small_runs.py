@@ -18,7 +18,8 @@ __all__ = ["SMALL_RUNS_KEYS", "read_small_runs", "finite_number"]
 #: the keys of one cluster's row (``bench_small_runs.SUMMARY_KEYS``)
 SMALL_RUNS_KEYS = ("cluster", "jobs", "fit_max", "test_min", "test_max", "mape", "best_baseline",
                    "best_baseline_mape", "margin", "margin_interval", "coverage", "test_rows", "regime_rows",
-                   "regime_coverage", "regime_mape_with_prior", "regime_mape_without_prior", "kappa")
+                   "regime_coverage", "regime_mape_with_prior", "regime_mape_without_prior", "kappa",
+                   "coverage_others", "regime_coverage_others")
 
 
 def finite_number(v, low=-np.inf, high=np.inf) -> bool:
@@ -40,7 +41,8 @@ def _check_row(r: dict) -> None:
               *((k, isinstance(r[k], int) and not isinstance(r[k], bool) and r[k] >= 0)
                 for k in ("test_rows", "regime_rows")),
               *((k, r[k] is None or finite_number(r[k], 0)) for k in ("regime_mape_with_prior", "regime_mape_without_prior")),
-              ("regime_coverage", r["regime_coverage"] is None or finite_number(r["regime_coverage"], 0, 1)))
+              *((k, r[k] is None or finite_number(r[k], 0, 1))
+                for k in ("regime_coverage", "coverage_others", "regime_coverage_others")))
     bad = [k for k, ok in checks if not ok]
     if bad:
         raise ValueError(f"{where}: {bad[0]} {r[bad[0]]!r} is not what bench_small_runs.py writes")

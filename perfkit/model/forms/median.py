@@ -12,7 +12,7 @@ import numpy as np
 from ..base import PerformanceForm
 from ..roles import record_roles
 
-__all__ = ["MedianOfModels"]
+__all__ = ["MedianOfModels", "BlendOfModels"]
 
 
 def _union(members, attr: str) -> list:
@@ -139,3 +139,89 @@ class MedianOfModels(PerformanceForm):
         model.estimators_ = fitted
         model._record()
         return model
+
+
+class BlendOfModels(MedianOfModels):
+    """A weighted geometric mean of the members' predictions, exp(Σ wᵢ·log ŷᵢ) (weights >= 0 summing to 1): two
+    forms whose errors beyond the measured scale lie on opposite sides blended (the weights chosen, e.g., on inner
+    extrapolation splits: :func:`perfkit.model.selection.by_scale.choose_by_scale`).
+
+    Parameters
+    ----------
+    estimators : list of (name, estimator)
+        The members, perfkit model forms (unfitted; :meth:`fit` clones them), names distinct.
+    weights : list of float
+        One weight per member, each in [0, 1], summing to 1.
+    """
+
+    json_format = "perfkit.BlendOfModels"
+
+    def __init__(self, estimators=(), weights=()):
+        self.estimators = estimators
+        self.weights = weights
+
+    def get_params(self, deep=True):
+        return {"estimators": self.estimators, "weights": self.weights}
+
+    def set_params(self, **params):
+        for k, v in params.items():
+            if k not in ("estimators", "weights"):
+                raise ValueError(f"{k}: not a parameter of BlendOfModels")
+            setattr(self, k, v)
+        return self
+
+    def _weights(self) -> np.ndarray:
+        from ..persist import is_finite
+
+        w = self.weights
+        ok = (isinstance(w, (list, tuple, np.ndarray)) and len(w) == len(self.estimators)
+              and all(is_finite(v) and 0 <= v <= 1 for v in w) and abs(float(np.sum(w)) - 1.0) < 1e-9)
+        if not ok:
+            raise ValueError(f"weights: expected one weight in [0, 1] per member ({len(self.estimators)}), summing "
+                             f"to 1, got {w!r}")
+        return np.asarray(w, dtype=float)
+
+    def _settings(self):
+        members = super()._settings()
+        self._weights()
+        return members
+
+    def predict(self, X):
+        """exp(Σ wᵢ·log ŷᵢ) over the members' predictions for the rows of ``X``."""
+        self._check_fitted()
+        logs = np.vstack([np.log(np.asarray(est.predict(X), dtype=float)) for _, est in self.estimators_])
+        return np.exp(self._weights() @ logs)
+
+    def spread(self, X) -> np.ndarray:
+        """Per row of ``X``, max − min over the members of log ŷ: how far the blended forms part there."""
+        self._check_fitted()
+        logs = np.vstack([np.log(np.asarray(est.predict(X), dtype=float)) for _, est in self.estimators_])
+        return logs.max(axis=0) - logs.min(axis=0)
+
+    def formula(self, digits: int = 3) -> str:
+        """``blend of: weight × name: formula | ...`` of the fitted members."""
+        self._check_fitted()
+        return "blend of: " + " | ".join(f"{w:.{digits}g} × {name}: {est.formula(digits)}"
+                                         for w, (name, est) in zip(self._weights(), self.estimators_))
+
+    def summary(self) -> str:
+        self._check_fitted()
+        w = ", ".join(f"{name} {v:.3g}" for v, (name, _) in zip(self._weights(), self.estimators_))
+        parts = [f"BlendOfModels: exp(Σ wᵢ·log ŷᵢ) of {len(self.estimators_)} forms' predictions, weights {w}"]
+        parts += [f"-- {name}\n{est.summary()}" for name, est in self.estimators_]
+        return "\n".join(parts)
+
+    def _settings_doc(self) -> dict:
+        return {"estimators": [name for name, _ in self.estimators], "weights": [float(v) for v in self._weights()]}
+
+    @classmethod
+    def _from_settings(cls, settings):
+        from ..persist import is_finite
+
+        model, names = super()._from_settings(settings)
+        w = settings.get("weights")
+        if not (isinstance(w, list) and len(w) == len(names) and all(is_finite(v) and 0 <= v <= 1 for v in w)
+                and abs(float(np.sum(w)) - 1.0) < 1e-9):
+            raise ValueError(f"weights: expected one weight in [0, 1] per member ({len(names)}), summing to 1")
+        model.weights = [float(v) for v in w]
+        return model, names

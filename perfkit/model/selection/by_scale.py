@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 
 from ..forms.commprior import CommPriorStepModel
-from ..forms.median import MedianOfModels
+from ..forms.median import BlendOfModels, MedianOfModels
 from ..forms.stepmodels import PhaseAwareStepModel, PolluxStepModel
 from ..forms.boosted import BoostedStepModel
 from ..uncertainty.extrapolation import extrapolation_predictions, factor_inner_splits
@@ -98,12 +98,15 @@ RULES = ("consensus", "best-k")
 #: the candidates a consensus leaves out of its median: Pollux's model (its synchronisation linear in the GPU
 #: count runs away beyond the measured scale) and the boosted trees (the consensus's alternative)
 NOT_IN_CONSENSUS = ("pollux", "boosted")
+#: the weights w of the median of the step forms in the consensus's blend exp(w·log ŷ_median + (1 − w)·log ŷ_boosted)
+#: (1: the median alone, 0: the trees alone; the first of equal scores wins)
+BLEND_WEIGHTS = tuple(np.round(np.linspace(0.0, 1.0, 11), 1))
 
 
 @dataclass
 class ScaleChoice:
     """What :func:`choose_by_scale` chose and why: ``names`` (the chosen candidates), ``estimator`` (unfitted: one
-    candidate, or the median of the chosen ones), ``scores`` (each candidate's MAPE % per inner split and their mean
+    candidate, the median of the chosen ones, or a blend of the consensus's two options), ``scores`` (each candidate's MAPE % per inner split and their mean
     ``score``, best first), ``options`` (what the rule weighed: per option, its MAPE % per split and ``score``), the
     ``rule`` and the ``splits``."""
 
@@ -115,6 +118,7 @@ class ScaleChoice:
     rule: str = "consensus"
     label: str = ""
     inner: list | None = None  # the chosen model's predictions on each inner split (they calibrate its intervals)
+    alternative: object = None  # the consensus's other option when one was chosen alone (unfitted), else None
 
     @property
     def score(self) -> float:
@@ -155,9 +159,13 @@ def choose_by_scale(candidates: dict, X, y, column: str, splits, predict_drop=()
     """Score ``candidates`` (name → unfitted estimator) on the inner ``splits`` of the rows ``X``, ``y`` along
     ``column`` (MAPE % per split, the mean is the score) and choose by ``rule``:
 
-    - ``"consensus"``: the median of the step forms (every candidate but those of :data:`NOT_IN_CONSENSUS`) or, when
-      it scores lower, the boosted trees (candidate ``"boosted"``): two options, so the small runs' few inner
-      splits choose between a physical consensus and a flat black box, not among dozens of close candidates;
+    - ``"consensus"``: the median of the step forms (every candidate but those of :data:`NOT_IN_CONSENSUS`), the
+      boosted trees (candidate ``"boosted"``) or a blend of the two, exp(w·log ŷ_median + (1 − w)·log ŷ_boosted)
+      with w on the grid :data:`BLEND_WEIGHTS` (a :class:`~perfkit.model.forms.median.BlendOfModels`), whichever
+      scores lowest: two options and one weight, so the small runs' few inner splits choose between a physical
+      consensus and a flat black box (or hedge between them where their errors lie on opposite sides), not among
+      dozens of close candidates. When one option is chosen alone, the other is kept as ``alternative`` (the two
+      options' disagreement widens the intervals; a blend carries both);
     - ``"best-k"``: the median of the best k candidates for the k that scores best (Chapter 7's rule).
 
     ``predict_drop``: columns measured in fit only (phases), never seen by a prediction. A candidate that fails on
@@ -180,25 +188,61 @@ def choose_by_scale(candidates: dict, X, y, column: str, splits, predict_drop=()
     scores = pd.DataFrame([{"candidate": n, **_mape(p, keys, target)} for n, p in preds.items()])
     scores = scores.iloc[np.argsort(scores.score.to_numpy(), kind="stable")].reset_index(drop=True)
     scores.attrs["dropped"] = dropped
+    if rule == "consensus":
+        return _consensus(candidates, preds, keys, target, scores, list(splits))
     order = scores.candidate.tolist()
-    if rule == "best-k":
-        rows = [{"option": f"median of the best {k}", "k": k, **_mape(_median_frames(preds, order[:k]), keys, target)}
-                for k in range(1, len(order) + 1)]
-        options = pd.DataFrame(rows)
-        names = order[:int(options.k.iloc[int(np.argmin(options.score.to_numpy()))])]
-        label = names[0] if len(names) == 1 else f"median of the best {len(names)}: " + ", ".join(names)
-    else:
-        members = [n for n in preds if n not in NOT_IN_CONSENSUS]
-        rows = [{"option": f"median of the {len(members)} step forms", **_mape(_median_frames(preds, members), keys,
-                                                                               target)}] if members else []
-        if "boosted" in preds:
-            rows.append({"option": "boosted trees", **_mape(preds["boosted"], keys, target)})
-        if not rows:
-            raise ValueError("rule 'consensus': no step form and no boosted trees could be fitted on the inner splits")
-        options = pd.DataFrame(rows)
-        best = options.option.iloc[int(np.argmin(options.score.to_numpy()))]
-        names = ["boosted"] if best == "boosted trees" else members
-        label = "boosted trees" if names == ["boosted"] else f"the median of the {len(members)} step forms"
-    est = candidates[names[0]] if len(names) == 1 else MedianOfModels([(n, candidates[n]) for n in names])
+    rows = [{"option": f"median of the best {k}", "k": k, **_mape(_median_frames(preds, order[:k]), keys, target)}
+            for k in range(1, len(order) + 1)]
+    options = pd.DataFrame(rows)
+    names = order[:int(options.k.iloc[int(np.argmin(options.score.to_numpy()))])]
+    label = names[0] if len(names) == 1 else f"median of the best {len(names)}: " + ", ".join(names)
+    est = _median_of(candidates, names)
     return ScaleChoice(names=list(names), estimator=est, scores=scores, options=options, splits=list(splits),
                        rule=rule, label=label, inner=_median_frames(preds, names))
+
+
+def _blend_frames(a: list, b: list, w: float) -> list:
+    """Per split, ``a``'s frame with ``predicted`` exp(w·log a + (1 − w)·log b)."""
+    return [fa.assign(predicted=np.exp(w * np.log(fa["predicted"].to_numpy(dtype=float))
+                                       + (1 - w) * np.log(fb["predicted"].to_numpy(dtype=float))))
+            for fa, fb in zip(a, b)]
+
+
+def _consensus(candidates: dict, preds: dict, keys: list, target: str, scores, splits) -> ScaleChoice:
+    """The rule "consensus" of :func:`choose_by_scale` on the candidates' inner predictions ``preds``."""
+    members = [n for n in preds if n not in NOT_IN_CONSENSUS]
+    median = f"median of the {len(members)} step forms"
+    frames = {median: _median_frames(preds, members)} if members else {}
+    if "boosted" in preds:
+        frames["boosted trees"] = preds["boosted"]
+    if not frames:
+        raise ValueError("rule 'consensus': no step form and no boosted trees could be fitted on the inner splits")
+    rows = [{"option": k, **_mape(f, keys, target)} for k, f in frames.items()]
+    w = None
+    if len(frames) == 2:
+        blends = [_mape(_blend_frames(frames[median], frames["boosted trees"], v), keys, target)["score"]
+                  for v in BLEND_WEIGHTS]
+        w = float(BLEND_WEIGHTS[int(np.argmin(blends))])
+        if 0 < w < 1:
+            rows.append({"option": f"blend: {w:g} × median + {1 - w:g} × boosted trees",
+                         **_mape(_blend_frames(frames[median], frames["boosted trees"], w), keys, target)})
+    options = pd.DataFrame(rows)
+    best = options.option.iloc[int(np.argmin(options.score.to_numpy()))]
+    med_est = _median_of(candidates, members) if members else None
+    if best.startswith("blend"):
+        est = BlendOfModels([("median of the step forms", med_est), ("boosted", candidates["boosted"])], [w, 1 - w])
+        names, inner = members + ["boosted"], _blend_frames(frames[median], frames["boosted trees"], w)
+        label = f"a blend of the median of the {len(members)} step forms ({w:g}) and the boosted trees ({1 - w:g})"
+        other = None  # the blend holds both options: their spread is the disagreement
+    else:
+        names = ["boosted"] if best == "boosted trees" else members
+        est, inner = _median_of(candidates, names), frames[best]
+        label = "boosted trees" if best == "boosted trees" else f"the median of the {len(members)} step forms"
+        other = None if len(frames) < 2 else (med_est if best == "boosted trees" else candidates["boosted"])
+    return ScaleChoice(names=list(names), estimator=est, scores=scores, options=options, splits=splits,
+                       rule="consensus", label=label, inner=inner, alternative=other)
+
+
+def _median_of(candidates: dict, names: list):
+    """The candidate ``names[0]`` alone, or the median of the candidates ``names`` (unfitted)."""
+    return candidates[names[0]] if len(names) == 1 else MedianOfModels([(n, candidates[n]) for n in names])

@@ -18,6 +18,15 @@ of the same cluster: :func:`perfkit.model.uncertainty.extrapolation.transfer_inf
 :func:`~perfkit.model.uncertainty.extrapolation.inflation_ratios`), so that the interval of a new group uses its own fit rows
 and the other groups' rows beyond ``fit_max``, never its own. The interval is then ŷ·exp(±κ·q·d).
 
+The inner splits cannot see what only happens beyond ``fit_max`` (a network that saturates, a regime the rows never
+held), and there the errors of two forms that fit the measured rows equally well part. ``alternative`` (a second
+plausible form, fitted on the same rows) measures that: each row's half-width adds λ·δ, δ = |log(ŷ / ŷ_alt)| the two
+forms' disagreement at that row and λ = ``disagreement``; on a ``regime`` row the alternative is ``estimator`` itself
+(the prior's prediction against the fitted curve's); without an alternative, an estimator that blends two forms
+(:class:`~perfkit.model.forms.median.BlendOfModels`) gives its members' spread as δ. The interval is then
+ŷ·exp(±(κ·q·d + λ·δ)), with κ and λ calibrated together on other clusters' traces (:data:`DISAGREEMENT_KAPPA`,
+:data:`DEFAULT_DISAGREEMENT`).
+
 The model saves itself as JSON (``perfkit.ScaleIntervalModel``: the wrapped form's own document, the scores, the
 fitted ranges and levels), never pickle.
 """
@@ -40,7 +49,8 @@ from ..validation import (column_list, first_bad_row, missing_column_error, nume
                          validate_target)
 
 __all__ = ["ScaleIntervalModel", "default_fit_max", "inner_splits", "MIN_INNER_FIT", "MIN_INNER_TEST", "MAX_INFLATION",
-           "DEFAULT_KAPPA", "DEFAULT_REGIME_KAPPA"]
+           "DEFAULT_KAPPA", "DEFAULT_REGIME_KAPPA", "DEFAULT_DISAGREEMENT", "DISAGREEMENT_KAPPA",
+           "DISAGREEMENT_REGIME_KAPPA"]
 
 #: the fewest rows an inner split fits on and scores, so that a form can be fitted and the scores mean something
 MIN_INNER_FIT = 5
@@ -58,6 +68,17 @@ DEFAULT_KAPPA = 1.67
 #: job's single-node fit promised (the conformal 90 % quantile of the pooled ratios); recomputed by
 #: ``benchmarks/bench_small_runs.py``
 DEFAULT_REGIME_KAPPA = 1.52
+#: λ, the weight of the disagreement δ between the prediction and ``alternative`` in a scaling study's half-width
+#: κ·q·d + λ·δ (chosen with the κ below on the traces of ``benchmarks/bench_small_runs.py``, stated there)
+DEFAULT_DISAGREEMENT = 3.0
+#: κ with :data:`DEFAULT_DISAGREEMENT`: the 90 % quantile of max(|log(y/ŷ)| − λ·δ, 0) / (q·d) over the rows beyond
+#: the fit rows of every cluster's jobs (Pollux's and Sia's four, each cluster weighing the same), each job fitted
+#: as ``perfkit fit --form auto`` with the step columns does on its rows with <= G/4 GPUs;
+#: ``benchmarks/bench_small_runs.py`` recomputes it, and scores each cluster with κ from the *other* clusters
+DISAGREEMENT_KAPPA = 0.58
+#: ρ with :data:`DEFAULT_DISAGREEMENT`: the same quantile over the multi-node rows of each job's single-node fit,
+#: over :data:`DISAGREEMENT_KAPPA` (a regime row's half-width is ρ·κ·q·d + λ·δ, δ the prior against the fitted curve)
+DISAGREEMENT_REGIME_KAPPA = 0.35
 #: the largest ``inflation`` κ accepted (a wider factor on the log half-width gives intervals of 0 to inf seconds)
 MAX_INFLATION = 100.0
 
@@ -98,6 +119,17 @@ def _check_splits(splits, fit_max) -> list:
     return [tuple(float(x) for x in s) for s in splits]
 
 
+def _fit_other(name: str, form, X, y):
+    """A clone of ``form`` (the setting ``name``) fitted on ``X``, ``y``; None without one."""
+    if form is None:
+        return None
+    from sklearn.base import clone
+
+    if not isinstance(form, PerformanceForm):
+        raise ValueError(f"{name}: expected a perfkit model form, got {type(form).__name__}")
+    return clone(form).fit(X, y)
+
+
 def _refuse_nonfinite(X, bad, what: str) -> None:
     """One ``ValueError`` naming the first row of ``X`` marked ``bad`` (a prediction or interval not finite)."""
     at = first_bad_row(bad, X.index)
@@ -135,6 +167,12 @@ class ScaleIntervalModel(RowCapabilities, SavedModel, RegressorMixin, BaseEstima
         With ``nodes``: the form that predicts the ``regime`` rows instead of ``estimator`` (fitted on the same rows),
         e.g. :class:`~perfkit.model.forms.commprior.CommPriorStepModel`, whose synchronisation on a level the rows
         never measured comes from the hardware rather than from a curve fitted elsewhere.
+    alternative : PerformanceForm, optional
+        A second plausible form (unfitted; fitted on the same rows as ``estimator``): its disagreement with the
+        prediction widens each row's interval by ``disagreement`` times |log(ŷ / ŷ_alt)|.
+    disagreement : float, default 0.0
+        λ >= 0, the weight of the disagreement δ in the half-width κ·q·d + λ·δ (0: δ is reported, not used). On a
+        ``regime`` row predicted by ``regime_estimator``, δ compares it with ``estimator``.
 
     Attributes
     ----------
@@ -145,19 +183,22 @@ class ScaleIntervalModel(RowCapabilities, SavedModel, RegressorMixin, BaseEstima
     ranges_, levels_ : dict
         Fitted min–max of the form's numeric and extrinsic columns and of ``column``; levels of its categorical
         columns (:meth:`extrapolated`).
+    alternative_ : PerformanceForm or None
+        ``alternative`` fitted on every fit row.
     """
 
     json_format = "perfkit.ScaleIntervalModel"
     json_version = 1
     fitted_keys = ("estimator", "scores", "ranges", "levels", "fit_time")
     #: ``inflation``, ``nodes``, ``regime_inflation``: absent from files written before they existed (1, None, 1)
-    optional_settings = ("inflation", "nodes", "regime_inflation")
+    #: ``disagreement``: absent from files written before it existed (0)
+    optional_settings = ("inflation", "nodes", "regime_inflation", "disagreement")
     #: ``regime``: the fit rows' largest node count (only with ``nodes``)
-    optional_fitted_keys = ("regime", "regime_estimator")
+    optional_fitted_keys = ("regime", "regime_estimator", "alternative")
     fitted_attribute = "scores_"
 
     def __init__(self, estimator=None, *, column="n_gpus", fit_max=1.0, splits=(), phases=(), inflation=1.0,
-                 nodes=None, regime_inflation=1.0, regime_estimator=None):
+                 nodes=None, regime_inflation=1.0, regime_estimator=None, alternative=None, disagreement=0.0):
         self.estimator = estimator
         self.column = column
         self.fit_max = fit_max
@@ -167,6 +208,8 @@ class ScaleIntervalModel(RowCapabilities, SavedModel, RegressorMixin, BaseEstima
         self.nodes = nodes
         self.regime_inflation = regime_inflation
         self.regime_estimator = regime_estimator
+        self.alternative = alternative
+        self.disagreement = disagreement
 
     # ------------------------------------------------------------------ settings
     def _settings(self):
@@ -182,6 +225,7 @@ class ScaleIntervalModel(RowCapabilities, SavedModel, RegressorMixin, BaseEstima
             raise ValueError(f"nodes: expected None or the node-count column (not {self.column!r} or a phase), got "
                              f"{self.nodes!r}")
         self._regime_inflation()
+        self._disagreement()
         return fit_max, _check_splits(self.splits, fit_max), phases
 
     def _inflation(self) -> float:
@@ -191,6 +235,12 @@ class ScaleIntervalModel(RowCapabilities, SavedModel, RegressorMixin, BaseEstima
                              f"transfer calibration gives about 1 to 3), got {self.inflation!r}")
         return kappa
 
+    def _disagreement(self) -> float:
+        lam = check_number("disagreement", self.disagreement)
+        if lam > MAX_INFLATION:
+            raise ValueError(f"disagreement: expected at most {MAX_INFLATION:g}, got {self.disagreement!r}")
+        return lam
+
     def _regime_inflation(self) -> float:
         rho = check_number("regime_inflation", self.regime_inflation, positive=True)
         if rho > MAX_INFLATION:
@@ -199,7 +249,7 @@ class ScaleIntervalModel(RowCapabilities, SavedModel, RegressorMixin, BaseEstima
 
     @classmethod
     def _setting_names(cls) -> list:
-        return ["column", "fit_max", "splits", "phases", "inflation", "nodes", "regime_inflation"]
+        return ["column", "fit_max", "splits", "phases", "inflation", "nodes", "regime_inflation", "disagreement"]
 
     @classmethod
     def _from_settings(cls, settings):
@@ -209,7 +259,8 @@ class ScaleIntervalModel(RowCapabilities, SavedModel, RegressorMixin, BaseEstima
     def _settings_doc(self) -> dict:
         fit_max, splits, phases = self._settings()
         return {"column": self.column, "fit_max": fit_max, "splits": [list(s) for s in splits], "phases": phases,
-                "inflation": self._inflation(), "nodes": self.nodes, "regime_inflation": self._regime_inflation()}
+                "inflation": self._inflation(), "nodes": self.nodes, "regime_inflation": self._regime_inflation(),
+                "disagreement": self._disagreement()}
 
     # ------------------------------------------------------------------ fit
     def fit(self, X, y):
@@ -256,14 +307,9 @@ class ScaleIntervalModel(RowCapabilities, SavedModel, RegressorMixin, BaseEstima
                                  "not a finite time > 0")
             scores += (np.abs(np.log(ratio)) / pred["distance"].to_numpy(dtype=float)).tolist()
         self._keep_fit(fitted, X, scores)
-        self.regime_estimator_ = None
-        if self.regime_estimator is not None and self.nodes is not None:
-            from sklearn.base import clone
-
-            if not isinstance(self.regime_estimator, PerformanceForm):
-                raise ValueError(f"regime_estimator: expected a perfkit model form, got "
-                                 f"{type(self.regime_estimator).__name__}")
-            self.regime_estimator_ = clone(self.regime_estimator).fit(X, y)
+        self.regime_estimator_ = _fit_other("regime_estimator", self.regime_estimator, X, y) if (
+            self.nodes is not None) else None
+        self.alternative_ = _fit_other("alternative", self.alternative, X, y)
         self.fit_time_ = time.perf_counter() - start
         return self
 
@@ -312,7 +358,9 @@ class ScaleIntervalModel(RowCapabilities, SavedModel, RegressorMixin, BaseEstima
         nodes = ("the fit rows hold no multi-node run" if r["nodes_max"] == 1 else
                  f"the fit rows reach {r['nodes_max']:g} nodes")
         rho = self._regime_inflation()
-        widen = f"their intervals widen by ρ = {rho:.3g}" if rho != 1 else "their intervals are not widened further"
+        widen = (f"their κ·q·d is scaled by ρ = {rho:.3g}" if rho != 1 else "their κ·q·d is not scaled further")
+        if self._disagreement() > 0 and getattr(self, "regime_estimator_", None) is not None:
+            widen += ", and the disagreement with the fitted curve widens them"
         other = getattr(self, "regime_estimator_", None)
         how = "" if other is None else f", predicted by the {type(other).__name__} (priced by the hardware),"
         return (f"regimes: {nodes}; rows on more nodes are marked regime (the network they cross was never measured)"
@@ -327,11 +375,36 @@ class ScaleIntervalModel(RowCapabilities, SavedModel, RegressorMixin, BaseEstima
 
     def _predict(self, X, regime: np.ndarray) -> np.ndarray:
         """:meth:`predict` for the rows of ``X`` whose ``regime`` flags are already known."""
-        pred = np.array(self.estimator_.predict(X), dtype=float)  # a copy: the regime rows are replaced
+        return self._predictions(X, regime)[0]
+
+    def _predictions(self, X, regime: np.ndarray):
+        """(prediction, ``estimator_``'s prediction) of the rows of ``X`` whose ``regime`` flags are known."""
+        base = np.asarray(self.estimator_.predict(X), dtype=float)
+        pred = base.copy()  # the regime rows are replaced
         other = getattr(self, "regime_estimator_", None)
         if other is not None and regime.any():
             pred[regime] = np.asarray(other.predict(X[regime]), dtype=float)
-        return pred
+        return pred, base
+
+    def _reports_disagreement(self) -> bool:
+        return (self._disagreement() > 0 or getattr(self, "alternative_", None) is not None
+                or hasattr(self.estimator_, "spread"))
+
+    def disagreement_of(self, X, pred, base, regime) -> np.ndarray:
+        """δ = |log(ŷ / ŷ_alt)| per row of ``X`` (``pred`` its predictions, ``base`` ``estimator_``'s): ŷ_alt is
+        ``estimator_``'s prediction on a ``regime`` row the regime estimator predicted, ``alternative_``'s on the
+        others; without an alternative, the spread of a blending estimator's members (``estimator_.spread``), else
+        δ = 0."""
+        delta = np.zeros(len(X))
+        if getattr(self, "alternative_", None) is not None:
+            alt = np.asarray(self.alternative_.predict(X), dtype=float)
+            _refuse_nonfinite(X, ~(np.isfinite(alt) & (alt > 0)), "alternative's prediction")
+            delta = np.abs(np.log(pred / alt))
+        elif hasattr(self.estimator_, "spread"):
+            delta = np.asarray(self.estimator_.spread(X), dtype=float)
+        if getattr(self, "regime_estimator_", None) is not None:
+            delta = np.where(regime, np.abs(np.log(pred / base)), delta)
+        return delta
 
     def fitted_ranges(self) -> dict | None:
         """``{column: (min, max)}`` in fit: the form's numeric and extrinsic columns and the scale column."""
@@ -355,9 +428,11 @@ class ScaleIntervalModel(RowCapabilities, SavedModel, RegressorMixin, BaseEstima
         return math.inf if rank > n else self._inflation() * float(np.partition(self.scores_, rank - 1)[rank - 1])
 
     def predict_interval(self, X, coverage=0.9):
-        """DataFrame (index of ``X``) of ``predicted``, ``lower`` = ŷ·exp(−q·d), ``upper`` = ŷ·exp(q·d), ``distance``
+        """DataFrame (index of ``X``) of ``predicted``, ``lower`` = ŷ·exp(−w), ``upper`` = ŷ·exp(w), ``distance``
         (d) and ``extrapolated``; warns (:class:`~perfkit.model.uncertainty.conformal.ExtrapolationWarning`) when a
-        row lies outside the fitted data. q: :meth:`half_width`, κ included.
+        row lies outside the fitted data. w = q·d, q :meth:`half_width` (κ included; times ρ on a ``regime`` row),
+        plus λ·δ with ``disagreement`` λ and δ :meth:`disagreement_of` (the column ``disagreement``, present with an
+        ``alternative`` or λ > 0).
 
         d = 1 + log2(``column`` / ``fit_max``) beyond ``fit_max`` (1 up to it), plus, for every other numeric or
         extrinsic column of the form, log2 of how far the row lies beyond that column's fitted range
@@ -375,18 +450,22 @@ class ScaleIntervalModel(RowCapabilities, SavedModel, RegressorMixin, BaseEstima
             warnings.warn(outside + f": their intervals widen with the distance beyond {self.column} = "
                                     f"{float(self.fit_max):g}", ExtrapolationWarning, stacklevel=2)
         regime = self.regime(X).to_numpy()
-        pred = self._predict(X, regime)
+        pred, base = self._predictions(X, regime)
         _refuse_nonfinite(X, ~(np.isfinite(pred) & (pred > 0)), "prediction")
+        delta = self.disagreement_of(X, pred, base, regime)
         d = distance(v, float(self.fit_max)) + range_distance(X, self.ranges_, skip=(self.column,))
         q = np.where(regime, q * self._regime_inflation(), q) if not math.isinf(q) else q
         if np.isinf(q).any():
             lower, upper = np.zeros(len(X)), np.full(len(X), np.inf)
         else:
+            w = q * d + self._disagreement() * delta
             with np.errstate(over="ignore"):
-                lower, upper = pred * np.exp(-q * d), pred * np.exp(q * d)
+                lower, upper = pred * np.exp(-w), pred * np.exp(w)
             _refuse_nonfinite(X, ~(np.isfinite(upper) & (lower > 0)), "interval")
         out = pd.DataFrame({"predicted": pred, "lower": lower, "upper": upper, "distance": d,
                             "extrapolated": flags.to_numpy()}, index=X.index)
+        if self._reports_disagreement():
+            out["disagreement"] = delta
         return out.assign(regime=regime) if self.nodes is not None else out
 
     # ------------------------------------------------------------------ reports
@@ -398,8 +477,17 @@ class ScaleIntervalModel(RowCapabilities, SavedModel, RegressorMixin, BaseEstima
         splits = "; ".join(f"fit {self.column} <= {a:g}, score {b:g} to {c:g}" for a, b, c in self.splits)
         kappa = self._inflation()
         how = "" if kappa == 1 else f" times the inflation κ = {kappa:.3g}"
+        lam = self._disagreement()
+        if lam > 0:
+            alt = getattr(self, "alternative_", None)
+            against = (f"|log(ŷ/ŷ_alt)| against the {type(alt).__name__} fitted on the same rows" if alt is not None
+                       else "the spread of the blended forms' log predictions" if hasattr(self.estimator_, "spread")
+                       else "none (no second form)")
+            how += (f"; plus λ·δ, λ = {lam:.3g}, δ the disagreement of two plausible forms: {against} (on a regime "
+                    f"row, the prior's form against the fitted curve)")
         regime = self.regime_note()
-        return (f"{inner}\n" + (f"{regime}\n" if regime else "") + f"intervals: ŷ·exp(±q·d), d = 1 + log2({self.column} / {float(self.fit_max):g}) beyond "
+        shape = "ŷ·exp(±q·d)" if lam == 0 else "ŷ·exp(±(q·d + λ·δ))"
+        return (f"{inner}\n" + (f"{regime}\n" if regime else "") + f"intervals: {shape}, d = 1 + log2({self.column} / {float(self.fit_max):g}) beyond "
                 f"the fit rows (1 within); 90 % q = {q:.3g} from {self.n_calibration_} scores |log(y/ŷ)|/d of the "
                 f"inner splits ({splits}){how}")
 
@@ -410,7 +498,9 @@ class ScaleIntervalModel(RowCapabilities, SavedModel, RegressorMixin, BaseEstima
                 "levels": {c: list(lv) for c, lv in self.levels_.items()}, "fit_time": float(self.fit_time_),
                 **({"regime": dict(self.regime_)} if getattr(self, "regime_", None) else {}),
                 **({"regime_estimator": self.regime_estimator_.to_doc()}
-                   if getattr(self, "regime_estimator_", None) is not None else {})}
+                   if getattr(self, "regime_estimator_", None) is not None else {}),
+                **({"alternative": self.alternative_.to_doc()}
+                   if getattr(self, "alternative_", None) is not None else {})}
 
     @classmethod
     def _restore(cls, model, checked, reader):
@@ -444,6 +534,12 @@ class ScaleIntervalModel(RowCapabilities, SavedModel, RegressorMixin, BaseEstima
                 raise reader.fail("fitted.regime_estimator: expected a model form, with a regime (a nodes column)")
             model.regime_estimator_ = other
             model.regime_estimator = other
+        model.alternative_ = None
+        if reader.get("alternative") is not None:
+            alt = model_from_doc(reader["alternative"], reader.where)
+            if not isinstance(alt, PerformanceForm):
+                raise reader.fail("fitted.alternative: expected a model form")
+            model.alternative_ = model.alternative = alt
         return model
 
 
