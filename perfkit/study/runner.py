@@ -221,8 +221,8 @@ def kappa_line(spec: FitSpec, model=None) -> str:
         return f"intervals beyond the fitted scale widened by κ = {kappa:g} ({name('inflation')}){plus}"
     if lam:
         return (f"intervals beyond the fitted scale widened by κ = {kappa:g}{plus}: κ and λ calibrated together on the "
-                f"shipped Pollux traces and Sia's four clusters (every cluster's rows beyond 4× its small runs' "
-                f"scale; {name('inflation')} K overrides κ)")
+                f"shipped Pollux traces and Sia's four clusters (their rows at 2-4× the small runs' largest GPU "
+                f"count; {name('inflation')} K overrides κ)")
     return (f"intervals beyond the fitted scale widened by κ = {kappa:g}, transferred from Pollux's shipped "
             f"traces (how much further their rows beyond 16 GPUs fell than their inner splits promised; "
             f"{name('inflation')} K overrides it)")
