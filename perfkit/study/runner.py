@@ -180,15 +180,14 @@ def _scale_model(spec: FitSpec, estimator, sp: Split, fitted=None, regime_estima
     from ..model.uncertainty import scale_intervals as si
 
     col, top = sp.scale
-    with_alt = two_options
     regime = {}
     if spec.scale_study is not None and spec.step_roles and col == spec.gpus:  # regimes: nodes and GPUs per node
-        rho = si.DISAGREEMENT_REGIME_KAPPA if with_alt else si.DEFAULT_REGIME_KAPPA
+        rho = si.DISAGREEMENT_REGIME_KAPPA if two_options else si.DEFAULT_REGIME_KAPPA
         regime = dict(nodes=spec.nodes, regime_inflation=rho, regime_estimator=regime_estimator)
-    kappa = si.DISAGREEMENT_KAPPA if with_alt and spec.inflation is None else spec.kappa
+    kappa = si.DISAGREEMENT_KAPPA if two_options and spec.inflation is None else spec.kappa
     model = si.ScaleIntervalModel(estimator, column=col, fit_max=top, splits=_splits(spec, sp),
                                   phases=list(spec.phases), inflation=kappa, alternative=alternative,
-                                  disagreement=si.DEFAULT_DISAGREEMENT if with_alt else 0.0, **regime)
+                                  disagreement=si.DEFAULT_DISAGREEMENT if two_options else 0.0, **regime)
     if inner is not None and fitted is None:  # the inner predictions already made: fit once, calibrate on them
         fitted = clone(estimator).fit(sp.X_fit, np.asarray(sp.y_fit, dtype=float))
     if fitted is None:
@@ -220,8 +219,8 @@ def kappa_line(spec: FitSpec, model=None) -> str:
     if spec.inflation is not None:
         return f"intervals beyond the fitted scale widened by κ = {kappa:g} ({name('inflation')}){plus}"
     if lam:
-        return (f"intervals beyond the fitted scale widened by κ = {kappa:g}{plus}: κ and λ calibrated together on the "
-                f"shipped Pollux traces and Sia's four clusters (their rows at 2-4× the small runs' largest GPU "
+        return (f"intervals beyond the fitted scale widened by κ = {kappa:g}{plus}: κ and λ calibrated together on "
+                f"the shipped Pollux traces and Sia's four clusters (their rows at 2-4× the small runs' largest GPU "
                 f"count; {name('inflation')} K overrides κ)")
     return (f"intervals beyond the fitted scale widened by κ = {kappa:g}, transferred from Pollux's shipped "
             f"traces (how much further their rows beyond 16 GPUs fell than their inner splits promised; "
@@ -288,7 +287,7 @@ def _scale_search(spec: FitSpec, sp: Split, header, say):
     choice = choose_by_scale(family, sp.X_fit, sp.y_fit, col, splits, predict_drop=list(spec.phases))
     ranked = [c for c in choice.scores.candidate if c.startswith("comm[")]  # the best prior form on the inner splits
     model = _scale_model(spec, choice.estimator, sp, regime_estimator=family[ranked[0]] if ranked else None,
-                         inner=choice.inner, alternative=choice.alternative, two_options=choice.rule == "consensus" and len(choice.options) >= 2)
+                         inner=choice.inner, alternative=choice.alternative, two_options=choice.two_options)
     with pd.option_context("display.width", 160, "display.max_rows", 200):
         table = choice.scores.head(8).to_string(index=False, float_format=lambda v: f"{v:.3g}")
         options = choice.options.to_string(index=False, float_format=lambda v: f"{v:.3g}")

@@ -186,16 +186,18 @@ class BlendOfModels(MedianOfModels):
         self._weights()
         return members
 
+    def _logs(self, X) -> np.ndarray:
+        """The members' log predictions for the rows of ``X``, one row per member."""
+        self._check_fitted()
+        return np.vstack([np.log(np.asarray(est.predict(X), dtype=float)) for _, est in self.estimators_])
+
     def predict(self, X):
         """exp(Σ wᵢ·log ŷᵢ) over the members' predictions for the rows of ``X``."""
-        self._check_fitted()
-        logs = np.vstack([np.log(np.asarray(est.predict(X), dtype=float)) for _, est in self.estimators_])
-        return np.exp(self._weights() @ logs)
+        return np.exp(self._weights() @ self._logs(X))
 
     def spread(self, X) -> np.ndarray:
         """Per row of ``X``, max − min over the members of log ŷ: how far the blended forms part there."""
-        self._check_fitted()
-        logs = np.vstack([np.log(np.asarray(est.predict(X), dtype=float)) for _, est in self.estimators_])
+        logs = self._logs(X)
         return logs.max(axis=0) - logs.min(axis=0)
 
     def formula(self, digits: int = 3) -> str:

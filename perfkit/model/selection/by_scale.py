@@ -98,17 +98,17 @@ RULES = ("consensus", "best-k")
 #: the candidates a consensus leaves out of its median: Pollux's model (its synchronisation linear in the GPU
 #: count runs away beyond the measured scale) and the boosted trees (the consensus's alternative)
 NOT_IN_CONSENSUS = ("pollux", "boosted")
-#: the weights w of the median of the step forms in the consensus's blend exp(w·log ŷ_median + (1 − w)·log ŷ_boosted)
-#: (1: the median alone, 0: the trees alone; the first of equal scores wins)
+#: the weights w of the median of the step forms in the consensus's blend
+#: exp(w·log ŷ_median + (1 − w)·log ŷ_boosted) (1: the median alone, 0: the trees alone; the first of equal scores wins)
 BLEND_WEIGHTS = tuple(np.round(np.linspace(0.0, 1.0, 11), 1))
 
 
 @dataclass
 class ScaleChoice:
     """What :func:`choose_by_scale` chose and why: ``names`` (the chosen candidates), ``estimator`` (unfitted: one
-    candidate, the median of the chosen ones, or a blend of the consensus's two options), ``scores`` (each candidate's MAPE % per inner split and their mean
-    ``score``, best first), ``options`` (what the rule weighed: per option, its MAPE % per split and ``score``), the
-    ``rule`` and the ``splits``."""
+    candidate, the median of the chosen ones, or a blend of the consensus's two options), ``scores`` (each
+    candidate's MAPE % per inner split and their mean ``score``, best first), ``options`` (what the rule weighed: per
+    option, its MAPE % per split and ``score``), the ``rule`` and the ``splits``."""
 
     names: list
     estimator: object
@@ -119,6 +119,12 @@ class ScaleChoice:
     label: str = ""
     inner: list | None = None  # the chosen model's predictions on each inner split (they calibrate its intervals)
     alternative: object = None  # the consensus's other option when one was chosen alone (unfitted), else None
+
+    @property
+    def two_options(self) -> bool:
+        """Whether the rule weighed two options (the consensus with both the step forms and the trees): then
+        ``alternative`` is the one not chosen, or ``estimator`` blends both."""
+        return self.rule == "consensus" and len(self.options) >= 2
 
     @property
     def score(self) -> float:
@@ -220,18 +226,18 @@ def _consensus(candidates: dict, preds: dict, keys: list, target: str, scores, s
     rows = [{"option": k, **_mape(f, keys, target)} for k, f in frames.items()]
     w = None
     if len(frames) == 2:
-        blends = [_mape(_blend_frames(frames[median], frames["boosted trees"], v), keys, target)["score"]
-                  for v in BLEND_WEIGHTS]
-        w = float(BLEND_WEIGHTS[int(np.argmin(blends))])
+        blends = [_blend_frames(frames[median], frames["boosted trees"], v) for v in BLEND_WEIGHTS]
+        blend_scores = [_mape(f, keys, target) for f in blends]
+        i = int(np.argmin([b["score"] for b in blend_scores]))
+        w, blended = float(BLEND_WEIGHTS[i]), blends[i]
         if 0 < w < 1:
-            rows.append({"option": f"blend: {w:g} × median + {1 - w:g} × boosted trees",
-                         **_mape(_blend_frames(frames[median], frames["boosted trees"], w), keys, target)})
+            rows.append({"option": f"blend: {w:g} × median + {1 - w:g} × boosted trees", **blend_scores[i]})
     options = pd.DataFrame(rows)
     best = options.option.iloc[int(np.argmin(options.score.to_numpy()))]
     med_est = _median_of(candidates, members) if members else None
     if best.startswith("blend"):
         est = BlendOfModels([("median of the step forms", med_est), ("boosted", candidates["boosted"])], [w, 1 - w])
-        names, inner = members + ["boosted"], _blend_frames(frames[median], frames["boosted trees"], w)
+        names, inner = members + ["boosted"], blended
         label = f"a blend of the median of the {len(members)} step forms ({w:g}) and the boosted trees ({1 - w:g})"
         other = None  # the blend holds both options: their spread is the disagreement
     else:

@@ -435,7 +435,7 @@ class ScaleIntervalModel(RowCapabilities, SavedModel, RegressorMixin, BaseEstima
         (d) and ``extrapolated``; warns (:class:`~perfkit.model.uncertainty.conformal.ExtrapolationWarning`) when a
         row lies outside the fitted data. w = q·d, q :meth:`half_width` (κ included; times ρ on a ``regime`` row),
         plus λ·δ with ``disagreement`` λ and δ :meth:`disagreement_of` (the column ``disagreement``, present with an
-        ``alternative`` or λ > 0).
+        ``alternative``, a blending estimator or λ > 0).
 
         d = 1 + log2(``column`` / ``fit_max``) beyond ``fit_max`` (1 up to it), plus, for every other numeric or
         extrinsic column of the form, log2 of how far the row lies beyond that column's fitted range
