@@ -54,6 +54,31 @@ CLI = "the CLI (perfkit fit --form auto)"
 CLUSTER = {"Pollux": "aws"}
 FIT_FLAGS = ["--target", "t_iter", "--form", "auto", "--gpus", "n_gpus", "--nodes", "n_nodes", "--batch",
              "batch_per_gpu", "--phases", "sync_time"]
+#: the form of a scaling study of one form (``--form``; its κ and ρ are DEFAULT_KAPPA and DEFAULT_REGIME_KAPPA)
+ONE_FORM = "phases"
+#: what this run fits (``--form``): "auto", the consensus, or one form
+SETTINGS = {"form": "auto"}
+
+
+def fit_flags() -> list:
+    """The fit flags of this run: :data:`FIT_FLAGS`, or with ``--form FORM`` a scaling study of that one form
+    (``--scale-of n_gpus``: no second option, no disagreement term)."""
+    form = SETTINGS["form"]
+    if form == "auto":
+        return list(FIT_FLAGS)
+    flags = list(FIT_FLAGS)
+    flags[flags.index("auto")] = form
+    return flags + ["--scale-of", "n_gpus"]
+
+
+def cli_name() -> str:
+    """The CLI model's name in the tables of this run (:data:`CLI` for the consensus)."""
+    return CLI if SETTINGS["form"] == "auto" else f"the CLI (perfkit fit --form {SETTINGS['form']} --scale-of n_gpus)"
+
+
+def work() -> Path:
+    """The folder of this run's files (one per form, so that the two runs never share a model file)."""
+    return WORK if SETTINGS["form"] == "auto" else WORK / SETTINGS["form"]
 
 
 def _cli(argv: list, log: Path) -> None:
@@ -90,13 +115,13 @@ def run_job(job_rows, fit_max, test_min, folder: Path, cluster: str) -> dict:
     log.write_text("")
     t0 = time.perf_counter()
     job = str(job_rows.job.iloc[0])
-    _cli(["fit", fit_csv, *FIT_FLAGS, *_hardware(cluster, job), "--out", model], log)
+    _cli(["fit", fit_csv, *fit_flags(), *_hardware(cluster, job), "--out", model], log)
     _cli(["predict", model, test_csv, "--interval", "0.9", "--out", pred_csv], log)
     seconds = time.perf_counter() - t0
     pred = pd.read_csv(pred_csv)
     saved = load_model(model)
     q_inner = saved.half_width(0.9) / saved._inflation()
-    out = {CLI: pred["predicted"].to_numpy(dtype=float)}
+    out = {cli_name(): pred["predicted"].to_numpy(dtype=float)}
     X_fit, y_fit = fit[CONFIG], fit["t_iter"].to_numpy(dtype=float)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -129,13 +154,13 @@ def run_cluster(frame, name: str) -> dict:
     jobs = {}
     for job in proto["jobs"]:
         print(f"{name}: {job}", file=sys.stderr, flush=True)
-        jobs[job] = run_job(frame[frame.job == job], fit_max, test_min, WORK / name / job, CLUSTER.get(name, name))
+        jobs[job] = run_job(frame[frame.job == job], fit_max, test_min, work() / name / job, CLUSTER.get(name, name))
     preds = {}
     for model in jobs[proto["jobs"][0]]["predictions"]:
         parts = [pd.DataFrame({"job": j, "t_iter": r["test"]["t_iter"].to_numpy(), "predicted": r["predictions"][model]})
                  for j, r in jobs.items()]
         preds[model] = pd.concat(parts, ignore_index=True)
-    y = preds[CLI]["t_iter"].to_numpy()
+    y = preds[cli_name()]["t_iter"].to_numpy()
     lo = np.concatenate([r["lower"] for r in jobs.values()])
     hi = np.concatenate([r["upper"] for r in jobs.values()])
     inside = (y >= lo) & (y <= hi)
@@ -148,7 +173,7 @@ def run_cluster(frame, name: str) -> dict:
                                                                                - p[p.job == j].t_iter)
                                                                         / p[p.job == j].t_iter) * 100)
                                                       for j in proto["jobs"]} for m, p in preds.items()},
-            "evidence": evidence(preds, CLI), "coverage": float(inside.mean()), "n_test": int(len(y)),
+            "evidence": evidence(preds, cli_name()), "coverage": float(inside.mean()), "n_test": int(len(y)),
             "regime_rows": int(regime.sum()),
             "regime_coverage": float(inside[regime].mean()) if regime.any() else None,
             "coverage_by_job": {j: float(np.mean((r["test"].t_iter >= r["lower"]) & (r["test"].t_iter <= r["upper"])))
@@ -170,20 +195,20 @@ def run_regime(frame, name: str = "Pollux") -> dict:
     from perfkit.model.uncertainty.scale_intervals import DEFAULT_KAPPA
 
     cols = CONFIG + ["t_iter", "sync_time"]
-    ratios, plain, inside, mape = {}, {}, {}, {}
+    ratios, plain, per_qd, inside, mape = {}, {}, {}, {}, {}
     for job in sorted(frame.job.unique()):
         rows = frame[frame.job == job]
         fit = rows[rows.n_nodes == 1][cols].reset_index(drop=True)
         test = rows[(rows.n_nodes > 1) & (rows.n_gpus <= 16)][cols].reset_index(drop=True)
         if fit.n_gpus.nunique() < 3 or not len(test):
             continue
-        folder = WORK / "regime" / name / job
+        folder = work() / "regime" / name / job
         folder.mkdir(parents=True, exist_ok=True)
         fit.to_csv(folder / "fit.csv", index=False)
         test.drop(columns=["sync_time"]).to_csv(folder / "test.csv", index=False)
         (folder / "cli.log").write_text("")
         print(f"{name} regime: {job}", file=sys.stderr, flush=True)
-        _cli(["fit", folder / "fit.csv", *FIT_FLAGS, *_hardware(CLUSTER.get(name, name), job), "--out",
+        _cli(["fit", folder / "fit.csv", *fit_flags(), *_hardware(CLUSTER.get(name, name), job), "--out",
               folder / "model.json"], folder / "cli.log")
         _cli(["predict", folder / "model.json", folder / "test.csv", "--interval", "0.9", "--out",
               folder / "predicted.csv"], folder / "cli.log")
@@ -192,6 +217,8 @@ def run_regime(frame, name: str = "Pollux") -> dict:
         rho = saved._regime_inflation()
         y = test["t_iter"].to_numpy(dtype=float)
         ratios[job] = needed(y, pred, saved, saved.half_width(0.9)).tolist()
+        # over q·d alone (any κ): what a scaling study of one form calibrates ρ·κ from (one_form_calibration)
+        per_qd[job] = needed(y, pred, saved, saved.half_width(0.9) / saved._inflation()).tolist()
         # the rule without the disagreement: ratios over κ·q with the κ of that rule (DEFAULT_REGIME_KAPPA's)
         plain[job] = needed(y, pred, saved, saved.half_width(0.9) / saved._inflation() * DEFAULT_KAPPA, 0.0).tolist()
         inside[job] = float(np.mean((y >= pred["lower"]) & (y <= pred["upper"])))
@@ -203,7 +230,7 @@ def run_regime(frame, name: str = "Pollux") -> dict:
             mape_by["without the prior (the chosen model)"] = float(np.mean(np.abs(alone - y) / y) * 100)
         mape[job] = mape_by
         assert pred["regime"].all(), f"{job}: a multi-node row of a single-node fit is not marked regime"
-    return {"ratios": ratios, "ratios_plain": plain, "rho_saved": rho, "rho": balanced_quantile({name: pooled(ratios)}),
+    return {"ratios": ratios, "ratios_plain": plain, "ratios_qd": per_qd, "rho_saved": rho, "rho": balanced_quantile({name: pooled(ratios)}),
             "coverage_by_job": inside, "mape": mape,
             "coverage": float(np.mean([v <= rho for r in ratios.values() for v in r])),
             "n_rows": int(sum(len(r) for r in ratios.values()))}
@@ -261,23 +288,51 @@ def calibration(main: dict, regime: dict) -> dict:
     return out
 
 
-def ratios_of(docs: list) -> tuple:
-    """(main, regime): cluster → pooled ratios, from the results documents ``docs`` of :func:`main`."""
+def one_form_calibration(main: dict, regime_qd: dict) -> dict:
+    """κ and ρ of a scaling study of one form (no disagreement term): κ the 90 % quantile of every cluster's ratios
+    |log(y/ŷ)|/(q·d) (``main``), ρ that of the regime rows' ratios over q·d (``regime_qd``) divided by κ, each
+    cluster weighing the same; per cluster, the factors its own rows needed and its coverage with κ and ρ from the
+    *other* clusters (a regime row is inside when its ratio over q·d is at most ρ·κ)."""
+    kappa = balanced_quantile(main)
+    out = {"lambda": 0.0, "kappa": kappa, "rho": balanced_quantile(regime_qd) / kappa if regime_qd else None,
+           "clusters": {}}
+    for c in main:
+        row = {"kappa_needed": balanced_quantile({c: main[c]}), "coverage": float(np.mean(np.asarray(main[c]) <= kappa))}
+        k = None
+        if len(main) > 1:
+            k = balanced_quantile(main, exclude=c)
+            row.update(kappa_others=k, coverage_others=float(np.mean(np.asarray(main[c]) <= k)))
+        if c in regime_qd:
+            values = np.asarray(regime_qd[c])
+            row.update(rho_needed=balanced_quantile({c: regime_qd[c]}) / kappa,
+                       regime_coverage=float(np.mean(values <= out["rho"] * kappa)))
+            if len(regime_qd) > 1 and k is not None:
+                both = balanced_quantile(regime_qd, exclude=c)  # ρ·κ of the others
+                row.update(rho_others=both / k, regime_coverage_others=float(np.mean(values <= both)))
+        out["clusters"][c] = row
+    return out
+
+
+def ratios_of(docs: list, key: str = "ratios") -> tuple:
+    """(main, regime): cluster → pooled ratios, from the results documents ``docs`` of :func:`main` (the regime
+    rows' ``key``: ``"ratios"`` over the saved κ·q·d, ``"ratios_qd"`` over q·d)."""
     main, regime = {}, {}
     for doc in docs:
         for name, r in doc["clusters"].items():
             main[name] = pooled(r["ratios"])
             reg = doc.get("regime") if name == "Pollux" else r.get("regime")
-            if reg and reg.get("ratios"):
-                regime[name] = pooled(reg["ratios"])
+            if reg and reg.get(key):
+                regime[name] = pooled(reg[key])
     return main, regime
 
 
 def markdown(results: dict, machine: dict, regime=None) -> str:
-    lines = ["# Measured small, predict large through the CLI: `perfkit fit --form auto` on a file of small runs",
+    form = "`perfkit fit --form auto`" if SETTINGS["form"] == "auto" else \
+        f"`perfkit fit --form {SETTINGS['form']} --scale-of n_gpus` (a scaling study of one form)"
+    lines = [f"# Measured small, predict large through the CLI: {form} on a file of small runs",
              "", f"Machine: {machine['cpu']}, {machine['cores']} cores; commit {machine['git_commit']}; "
              f"{machine['date']}.", "",
-             "Per job: a CSV holding only its rows with <= G/4 GPUs; `perfkit fit --form auto` with the step flags "
+             f"Per job: a CSV holding only its rows with <= G/4 GPUs; {form} with the step flags "
              "and `--phases sync_time`; `perfkit predict --interval 0.9` on its rows with >= G/2 GPUs. MAPE: median "
              "over the cluster's jobs. Margin: the CLI model's median minus the best baseline's, points, 95 % "
              "bootstrap interval (test rows resampled within each job, paired).", "",
@@ -338,7 +393,7 @@ def prior_contribution(name: str, res: dict) -> dict:
 
     y_all, with_prior, without = [], [], []
     for job in res["protocol"]["jobs"]:
-        folder = WORK / name / job
+        folder = work() / name / job
         model = load_model(folder / "model.json")
         test = pd.read_csv(folder / "test.csv")
         mask = model.regime(test).to_numpy()
@@ -361,8 +416,9 @@ SUMMARY_KEYS = ("cluster", "jobs", "fit_max", "test_min", "test_max", "mape", "b
                 "regime_coverage_others")
 
 
-def summary(paths) -> dict:
-    """One row per cluster of the results files ``paths`` (what Chapter 7 reads: ``small_runs_results``)."""
+def summary(paths, one_form=()) -> dict:
+    """One row per cluster of the results files ``paths`` (what Chapter 7 reads: ``small_runs_results``); with
+    ``one_form`` (the results files of a scaling study of one form) also their calibration (``"one_form"``)."""
     import json
 
     rows, docs = [], [json.loads(Path(path).read_text()) for path in paths]
@@ -378,10 +434,30 @@ def summary(paths) -> dict:
                 ev["margin"]["interval"], r["coverage"], r["n_test"], reg["regime_rows"], reg["regime_coverage"],
                 reg["regime_mape_with_prior"], reg["regime_mape_without_prior"], r["kappa"],
                 c.get("coverage_others"), c.get("regime_coverage_others")))))
-    return {"clusters": rows, "calibration": cal, "files": [str(Path(p).relative_to(ROOT)) for p in paths],
+    out = {"clusters": rows, "calibration": cal, "files": [str(Path(p).relative_to(ROOT)) for p in paths],
             "rule": "bench_small_runs.py: per job, perfkit fit --form auto on the rows <= G/4 GPUs, predict >= G/2; "
                     "regime_*: the same CLI fitted on each job's single-node rows, scored on its multi-node rows "
                     "(<= 16 GPUs); *_others: with κ (ρ) calibrated on the other clusters' rows only"}
+    if one_form:
+        out["one_form"] = one_form_summary(one_form)
+    return out
+
+
+def one_form_summary(paths) -> dict:
+    """The scaling study of one form (``--form ONE_FORM`` runs, ``paths``): per cluster its median MAPE and margin,
+    and the calibration of DEFAULT_KAPPA and DEFAULT_REGIME_KAPPA (:func:`one_form_calibration`)."""
+    import json
+
+    docs = [json.loads(Path(path).read_text()) for path in paths]
+    rows = []
+    for doc in docs:
+        for name, r in doc["clusters"].items():
+            ev = r["evidence"]
+            rows.append({"cluster": name, "mape": ev["selected_median"]["estimate"], "best_baseline": ev["margin"]["vs"],
+                         "best_baseline_mape": r["mape_median"][ev["margin"]["vs"]], "margin": ev["margin"]["estimate"],
+                         "margin_interval": ev["margin"]["interval"], "test_rows": r["n_test"]})
+    return {"form": docs[0]["form"], "clusters": rows, "calibration": one_form_calibration(*ratios_of(docs, "ratios_qd")),
+            "files": [str(Path(p).relative_to(ROOT)) for p in paths]}
 
 
 def summary_markdown(doc: dict) -> str:
@@ -407,7 +483,34 @@ def summary_markdown(doc: dict) -> str:
                      f"{pct(c.get('coverage_others'))} | {pct(r['coverage'])} | {num(c.get('rho_needed'))} | "
                      f"{num(c.get('rho_others'))} | {pct(c.get('regime_coverage_others'))} | "
                      f"{pct(r['regime_coverage'])} |")
+    if doc.get("one_form"):
+        lines += one_form_markdown(doc["one_form"], pct, num)
     return "\n".join(lines) + "\n"
+
+
+def one_form_markdown(one: dict, pct, num) -> list:
+    """The section of :func:`summary_markdown` on a scaling study of one form."""
+    cal = one["calibration"]
+    lines = ["", f"## A scaling study of one form (`--form {one['form']} --scale-of n_gpus`): DEFAULT_KAPPA and "
+             "DEFAULT_REGIME_KAPPA", "",
+             f"Read from {', '.join(f'`{f}`' for f in one['files'])}. No second option, so no disagreement term: the "
+             "half-width is κ·q·d (a regime row ρ·κ·q·d). κ is the 90 % quantile of |log(y/ŷ)|/(q·d) over every "
+             "cluster's rows with >= G/2 GPUs, ρ·κ that over the multi-node rows of the single-node fits, each "
+             f"cluster weighing the same. Over every cluster: κ = {cal['kappa']:.3f}"
+             + (f", ρ = {cal['rho']:.3f}" if cal["rho"] else "") + ".", "",
+             "| cluster | MAPE % | best baseline (MAPE %) | margin [95 %] | κ its rows needed | κ of the others | "
+             "coverage, κ of the others | coverage, κ of every cluster | ρ its rows needed | ρ of the others | "
+             "regime coverage, ρ of the others | regime coverage, ρ of every cluster |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    for r in one["clusters"]:
+        c = cal["clusters"][r["cluster"]]
+        lo, hi = r["margin_interval"]
+        lines.append(f"| {r['cluster']} | {r['mape']:.1f} | {r['best_baseline']} ({r['best_baseline_mape']:.1f}) | "
+                     f"{r['margin']:+.1f} [{lo:+.1f}, {hi:+.1f}] | {num(c['kappa_needed'])} | "
+                     f"{num(c.get('kappa_others'))} | {pct(c.get('coverage_others'))} | {pct(c['coverage'])} | "
+                     f"{num(c.get('rho_needed'))} | {num(c.get('rho_others'))} | "
+                     f"{pct(c.get('regime_coverage_others'))} | {pct(c.get('regime_coverage'))} |")
+    return lines
 
 
 def main(argv=None):
@@ -418,14 +521,20 @@ def main(argv=None):
     ap.add_argument("--summary", action="store_true",
                     help="only gather results/small_runs_pollux.json and small_runs_sia.json into "
                          "results/small_runs_summary.json (what Chapter 7 reads)")
+    ap.add_argument("--form", default="auto",
+                    help=f"auto (the consensus, default) or one form, e.g. {ONE_FORM}: a scaling study of that form "
+                         "alone (--scale-of n_gpus), whose ratios calibrate DEFAULT_KAPPA and DEFAULT_REGIME_KAPPA")
     ap.add_argument("--no-regime", dest="regime", action="store_false",
                     help="skip the calibration of the regime flag's ρ on Pollux's single-node rows")
     args = ap.parse_args(argv)
+    SETTINGS["form"] = args.form
     if args.summary:
         import json
 
         files = [p for p in (OUT.with_name("small_runs_pollux.json"), OUT.with_name("small_runs_sia.json")) if p.exists()]
-        doc = summary(files)
+        one = [p for p in (OUT.with_name(f"small_runs_pollux_{ONE_FORM}.json"),
+                           OUT.with_name(f"small_runs_sia_{ONE_FORM}.json")) if p.exists()]
+        doc = summary(files, one)
         OUT.with_name("small_runs_summary.json").write_text(json.dumps(doc, indent=1) + "\n")
         OUT.with_name("small_runs_summary.md").write_text(summary_markdown(doc))
         print(f"wrote {OUT.with_name('small_runs_summary.json')} and .md")
@@ -448,7 +557,7 @@ def main(argv=None):
     machine = machine_info()
     md = markdown(results, machine, regime)
     print(md)
-    write_results(args.out, {"machine": machine, "clusters": results, "regime": regime}, md)
+    write_results(args.out, {"machine": machine, "form": args.form, "clusters": results, "regime": regime}, md)
 
 
 if __name__ == "__main__":

@@ -295,3 +295,39 @@ def test_a_workload_measured_on_one_gpu_spec_is_named_as_unidentified(lam):
     assert list(m.coefficients().columns[:4]) == ["model", "rows", "gpu_specs", "fit_MAPE"]
     back = load_model(m.to_json())
     np.testing.assert_array_equal(back.n_specs_, m.n_specs_)
+
+
+def test_a_one_spec_workload_borrows_the_work_mix_of_the_workloads_on_its_spec(lam):
+    """``one_spec="mix"``: ssd measured on the RTX 4090 alone takes the median per-sample mix (at the 4090's spec) of
+    the workloads that ran there and elsewhere; it still fits its own rows, and "nnls" is the plain fit."""
+    rows, _ = _synthetic(lam)
+    keep = (rows["model"] != "ssd") | (rows["hw_gpu"] == "RTX 4090")
+    X, t = rows[keep].reset_index(drop=True), rows["t_iter"][keep].reset_index(drop=True)
+    mix, plain = _roofline().fit(X, t), _roofline(one_spec="nnls").fit(X, t)
+    ssd = [w[0] for w in mix.workloads_].index("ssd")
+    on = X[X["model"] == "ssd"]
+    np.testing.assert_allclose(mix.predict(on), t[on.index], rtol=1e-6)  # its own rows: one spec, any mix fits
+    spec = on.iloc[0]
+    u = np.array([1 / spec["hw_peak_tflops"], 1 / spec["hw_fp32_tflops"], 1 / spec["hw_mem_gbps"], 1.0])
+    share = lambda c: c[:4] * u / np.sum(c[:4] * u)  # noqa: E731
+    others = [share(c) for w, c in zip(mix.workloads_, mix.coef_) if w[0] != "ssd"]
+    expected = np.median(others, axis=0)
+    np.testing.assert_allclose(share(mix.coef_[ssd]), expected / expected.sum(), rtol=1e-9)
+    told = [i for i, w in enumerate(mix.workloads_) if w[0] != "ssd"]
+    np.testing.assert_array_equal(mix.coef_[told], plain.coef_[told])  # the others are fitted the same
+    assert "median work mix" in mix.summary() and "not told apart" in plain.summary()
+    # a file saved before the setting existed was fitted as "nnls" and loads as such
+    doc = json.loads(plain.to_json())
+    del doc["settings"]["one_spec"]
+    assert load_model(json.dumps(doc)).one_spec == "nnls"
+    with pytest.raises(ValueError, match=r"one_spec: expected one of \['mix', 'nnls'\], got 'median'"):
+        _roofline(one_spec="median").fit(X, t)
+
+
+def test_a_one_spec_workload_whose_spec_no_other_workload_ran_is_fitted_plainly(lam):
+    rows, _ = _synthetic(lam)
+    keep = ((rows["model"] != "ssd") & (rows["hw_gpu"] != "RTX 4090")) | (
+        (rows["model"] == "ssd") & (rows["hw_gpu"] == "RTX 4090"))
+    X, t = rows[keep].reset_index(drop=True), rows["t_iter"][keep].reset_index(drop=True)
+    mix, plain = _roofline().fit(X, t), _roofline(one_spec="nnls").fit(X, t)
+    np.testing.assert_array_equal(mix.coef_, plain.coef_)

@@ -9,8 +9,9 @@ import pytest
 
 from perfkit.model.persist import load_model
 from perfkit.model.selection.by_scale import scale_splits, step_family
-from perfkit.model.uncertainty.scale_intervals import (DEFAULT_DISAGREEMENT, DEFAULT_KAPPA, DISAGREEMENT_KAPPA,
-                                                        DISAGREEMENT_REGIME_KAPPA, ScaleIntervalModel)
+from perfkit.model.uncertainty.scale_intervals import (DEFAULT_DISAGREEMENT, DEFAULT_KAPPA, DEFAULT_REGIME_KAPPA,
+                                                        DISAGREEMENT_KAPPA, DISAGREEMENT_REGIME_KAPPA,
+                                                        ScaleIntervalModel)
 from perfkit.study import FitSpec, run
 from tests.cli import one_error as _one_error, run_cli as _run
 
@@ -206,6 +207,37 @@ def test_the_shipped_kappa_and_rho_are_what_the_benchmark_recomputes():
     assert docs[0]["regime"]["rho_saved"] == DISAGREEMENT_REGIME_KAPPA and docs[0]["regime"]["n_rows"] > 1000
     summary = json.loads((results / "small_runs_summary.json").read_text())
     assert summary["calibration"] == json.loads(json.dumps(cal))  # the summary Chapter 7 reads is this one
+
+
+def test_the_one_form_kappa_and_rho_are_what_the_benchmark_recomputes():
+    """A scaling study of one form (no disagreement) uses DEFAULT_KAPPA and DEFAULT_REGIME_KAPPA; the ``--form
+    phases`` runs of ``benchmarks/bench_small_runs.py`` recompute them (results committed), each cluster weighing the
+    same, and the runs themselves saved intervals with them."""
+    from pathlib import Path
+
+    bench = _bench()
+    results = Path(__file__).resolve().parents[1] / "benchmarks" / "results"
+    docs = [json.loads((results / f"small_runs_{n}_phases.json").read_text()) for n in ("pollux", "sia")]
+    assert {d["form"] for d in docs} == {"phases"}
+    main, regime = bench.ratios_of(docs, "ratios_qd")
+    assert sorted(main) == sorted(regime) == ["Pollux", "azure", "dgx", "dgx-ext", "rtx"]
+    cal = bench.one_form_calibration(main, regime)
+    assert round(cal["kappa"], 2) == DEFAULT_KAPPA and round(cal["rho"], 2) == DEFAULT_REGIME_KAPPA
+    assert all(r["kappa"] == DEFAULT_KAPPA for d in docs for r in d["clusters"].values())
+    assert docs[0]["regime"]["rho_saved"] == DEFAULT_REGIME_KAPPA
+    summary = json.loads((results / "small_runs_summary.json").read_text())
+    assert summary["one_form"]["calibration"] == json.loads(json.dumps(cal))
+
+
+def test_one_form_calibration_judges_regime_rows_by_rho_times_kappa():
+    bench = _bench()
+    cal = bench.one_form_calibration({"a": [1.0] * 10, "b": [2.0] * 10}, {"a": [4.0] * 5, "b": [8.0] * 5})
+    assert cal["kappa"] == 2.0 and cal["rho"] == 4.0  # ρ·κ = 8, the 90 % quantile of the regime rows over q·d
+    a = cal["clusters"]["a"]
+    assert a["kappa_others"] == 2.0 and a["coverage_others"] == 1.0 and a["coverage"] == 1.0
+    assert a["rho_needed"] == 2.0 and a["rho_others"] == 4.0 and a["regime_coverage_others"] == 1.0
+    b = cal["clusters"]["b"]  # judged on a's factors alone: κ = 1, ρ·κ = 4
+    assert b["coverage_others"] == 0.0 and b["rho_others"] == 4.0 and b["regime_coverage_others"] == 0.0
 
 
 def test_the_calibration_weighs_each_cluster_the_same_and_judges_each_on_the_others():

@@ -113,7 +113,7 @@ def _add_scale_arguments(parser) -> None:
                              "data/external/hardware/jobs.csv or your own CSV")
     parser.add_argument("--inflation", type=float, default=None, metavar="K",
                         help="multiply the width of the saved intervals beyond the fitted scale by K (default 1 "
-                             "with --extrapolate; in a scaling study the κ transferred from Pollux's traces)")
+                             "with --extrapolate; in a scaling study the κ calibrated on the shipped traces)")
 
 
 #: the options of predicting GPUs you do not own: (flag, metavar, help)

@@ -222,9 +222,9 @@ def kappa_line(spec: FitSpec, model=None) -> str:
         return (f"intervals beyond the fitted scale widened by κ = {kappa:g}{plus}: κ and λ calibrated together on "
                 f"the shipped Pollux traces and Sia's four clusters (their rows at 2-4× the small runs' largest GPU "
                 f"count; {name('inflation')} K overrides κ)")
-    return (f"intervals beyond the fitted scale widened by κ = {kappa:g}, transferred from Pollux's shipped "
-            f"traces (how much further their rows beyond 16 GPUs fell than their inner splits promised; "
-            f"{name('inflation')} K overrides it)")
+    return (f"intervals beyond the fitted scale widened by κ = {kappa:g}, calibrated on the shipped Pollux traces "
+            f"and Sia's four clusters (how much further their rows at 2-4× the small runs' largest GPU count fell than "
+            f"their inner splits promised; {name('inflation')} K overrides it)")
 
 
 # ---------------------------------------------------------------------------------------------- the other forms

@@ -143,8 +143,8 @@ class FitSpec:
         The step forms' columns and the measured phase columns (read in fit only).
     inflation : float, optional
         Factor κ on the width of the saved intervals beyond the fitted scale: with ``extrapolate`` (default 1) or in
-        a scaling study (default :data:`~perfkit.model.uncertainty.scale_intervals.DEFAULT_KAPPA`, transferred
-        from the shipped traces).
+        a scaling study (default :data:`~perfkit.model.uncertainty.scale_intervals.DEFAULT_KAPPA`, calibrated
+        on Pollux's and Sia's traces; with the consensus's two options ``DISAGREEMENT_KAPPA``).
     scale_of : str, optional
         A scaling study from small runs along this column: every row is fitted, none is held out, the model is
         chosen on inner extrapolation splits of the rows, and its intervals widen beyond the largest value. The

@@ -51,6 +51,11 @@ TERMS = {
 #: the terms fitted unless ``terms`` says otherwise
 DEFAULT_TERMS = ("compute", "vector", "memory", "overhead", "sync", "optimizer")
 _NEEDS = {"sync": ("gpus", "link")}
+#: the terms proportional to the batch (a workload's work per sample), whose mix a one-spec workload borrows
+_PER_SAMPLE = ("compute", "vector", "memory", "overhead")
+#: how a workload whose rows hold one GPU spec is fitted (``one_spec``): "mix", its per-sample terms in the median
+#: work mix of the workloads that hold two or more; "nnls", like the others (its split among them arbitrary)
+ONE_SPEC = ("mix", "nnls")
 _MAX_SMOOTH = 64.0
 
 
@@ -83,6 +88,13 @@ class RooflineModel(PerformanceForm):
         out).
     smooth : float, default 1
         The exponent s of the smooth max (1 = the sum), from 1 to 64.
+    one_spec : {"mix", "nnls"}, default "mix"
+        A workload whose rows hold one GPU spec (one GPU type at one precision) cannot tell its compute, vector,
+        memory and host terms apart. ``"mix"``: they take the median work mix, at that spec, of the workloads that ran
+        on that spec and on at least one other, scaled by one fitted factor (the terms not proportional to the batch
+        fitted beside it, a per-step one only when its rows hold two batches or more); ``"nnls"``: fitted like the
+        others (the split among them is whatever NNLS lands on; files saved before this setting existed).
+        Without such workloads the setting changes nothing.
 
     Attributes
     ----------
@@ -101,13 +113,14 @@ class RooflineModel(PerformanceForm):
 
     json_format = JSON_FORMAT
     json_version = 1
+    optional_settings = ("one_spec",)
     fitted_keys = ("numeric", "categorical", "extrinsic", "terms", "workloads", "coef", "fit_mape", "n_rows",
                    "n_specs", "ranges", "fit_time")
     fitted_attribute = "coef_"
 
     def __init__(self, *, workload=(), peak="hw_peak_tflops", vector="hw_fp32_tflops", memory="hw_mem_gbps",
                  link="hw_link_gbps", batch=None, gpus=None, flops=None, bytes=None, terms=None,
-                 smooth=1.0):
+                 smooth=1.0, one_spec="mix"):
         self.workload = workload
         self.peak = peak
         self.vector = vector
@@ -119,6 +132,7 @@ class RooflineModel(PerformanceForm):
         self.bytes = bytes
         self.terms = terms
         self.smooth = smooth
+        self.one_spec = one_spec
 
     # ------------------------------------------------------------------ settings
     def _settings(self):
@@ -138,6 +152,8 @@ class RooflineModel(PerformanceForm):
         s = self.smooth
         if isinstance(s, bool) or not isinstance(s, (int, float)) or not 1 <= s <= _MAX_SMOOTH:
             raise ValueError(f"smooth: expected a number from 1 to {_MAX_SMOOTH:g} (1 = the sum), got {s!r}")
+        if self.one_spec not in ONE_SPEC:
+            raise ValueError(f"one_spec: expected one of {list(ONE_SPEC)}, got {self.one_spec!r}")
         return workload, cols, kept, float(s)
 
     def _roles(self, workload, cols, kept):
@@ -186,6 +202,52 @@ class RooflineModel(PerformanceForm):
         c[on] = np.exp(theta)
         return c
 
+    @classmethod
+    def _from_settings(cls, settings: dict):
+        # a file saved before ``one_spec`` existed was fitted as "nnls" does
+        return super()._from_settings({"one_spec": "nnls", **settings})
+
+    def _fit_workloads(self, A, y, which, specs, batch, kept, s) -> list:
+        """Every workload's coefficients (workload i: the rows ``which == i``, the set ``specs[i]`` of GPU spec
+        triples they hold): those on two specs or more first, then (``one_spec="mix"``) those on one spec from the
+        work mix of the workloads that also ran on it."""
+        coef = [None] * len(specs)
+        for i in sorted(range(len(specs)), key=lambda i: len(specs[i]) < 2):
+            sel = which == i
+            told = [coef[j] for j in range(len(specs)) if len(specs[j]) >= 2 and specs[i] <= specs[j]]
+            mixed = None
+            if len(specs[i]) < 2 and told and self.one_spec == "mix":
+                mixed = self._fit_mix(A[sel], y[sel], np.array(told), kept, batch[sel])
+            coef[i] = mixed if mixed is not None else self._fit_one(A[sel], y[sel], s)
+        return coef
+
+    def _fit_mix(self, A, y, told, kept, b):
+        """A workload whose rows hold one GPU spec: its per-sample terms (those ∝ b) take the median work mix of the
+        workloads ``told`` (their coefficients) at this spec, scaled by one fitted factor; the terms not ∝ b are
+        fitted beside it (non-negative least squares on relative errors; with ``smooth`` > 1 these coefficients are
+        used as they are). None when the others' mix is empty (every per-sample coefficient 0)."""
+        from scipy.optimize import nnls
+
+        per = [k for k, t in enumerate(kept) if t in _PER_SAMPLE]
+        # a term constant in the batch is told from the per-sample ones only by rows of two or more batches
+        rest = [k for k, t in enumerate(kept) if t not in _PER_SAMPLE and (t == "sync" or len(np.unique(b)) > 1)]
+        u = np.median(A[:, per] / b[:, None], axis=0)  # the per-sample columns at this spec (one value each)
+        shares = told[:, per] * u
+        total = shares.sum(axis=1)
+        if not per or not np.any(total > 0):
+            return None
+        mix = np.median(shares[total > 0] / total[total > 0, None], axis=0)
+        if not mix.sum() > 0:
+            return None
+        mix = mix / mix.sum()
+        z = (A[:, per] / u) @ mix
+        D = np.column_stack([z, A[:, rest]])
+        w, _ = nnls(D / y[:, None], np.ones(len(y)))
+        c = np.zeros(len(kept))
+        c[per] = w[0] * mix / u
+        c[rest] = w[1:]
+        return c
+
     def _keys(self, X, workload) -> list:
         if not workload:
             return [()] * len(X)
@@ -206,20 +268,21 @@ class RooflineModel(PerformanceForm):
         A = self._design(X, cols, kept)
         keys = self._keys(X, workload)
         workloads = sorted(set(keys), key=lambda k: tuple(map(str, k)))
-        coef, mape, rows, specs = [], [], [], []
         index = {k: i for i, k in enumerate(workloads)}
         which = np.array([index[k] for k in keys])
         hw = np.column_stack([np.asarray(X[cols[k]], dtype=float) for k in ("peak", "vector", "memory")])
-        for i, w in enumerate(workloads):
-            sel = which == i
-            specs.append(len(np.unique(hw[sel], axis=0)))
-            c = self._fit_one(A[sel], y[sel], s)
+        batch = np.asarray(X[cols["batch"]], dtype=float) if cols["batch"] else np.ones(len(X))
+        specs = [{tuple(t) for t in np.unique(hw[which == i], axis=0)} for i in range(len(workloads))]
+        coef = self._fit_workloads(A, y, which, specs, batch, kept, s)
+        for i, c in enumerate(coef):
             if not np.any(c > 0):
-                raise ValueError(f"workload {dict(zip(workload, w))}: no term fits its {int(sel.sum())} rows (every "
-                                 "coefficient is 0); check its times and hardware columns")
-            coef.append(c)
-            mape.append(float(np.mean(np.abs(self._combine(A[sel], c, s) / y[sel] - 1.0)) * 100))
-            rows.append(int(sel.sum()))
+                raise ValueError(f"workload {dict(zip(workload, workloads[i]))}: no term fits its "
+                                 f"{int(np.sum(which == i))} rows (every coefficient is 0); check its times and "
+                                 "hardware columns")
+        mape = [float(np.mean(np.abs(self._combine(A[which == i], coef[i], s) / y[which == i] - 1.0)) * 100)
+                for i in range(len(workloads))]
+        rows = [int(np.sum(which == i)) for i in range(len(workloads))]
+        specs = [len(t) for t in specs]
         record_roles(self, num, cat, ext)
         self.terms_, self.workloads_ = kept, workloads
         self.coef_, self.fit_mape_, self.n_rows_ = np.array(coef), np.array(mape), np.array(rows)
@@ -304,9 +367,10 @@ class RooflineModel(PerformanceForm):
             table = self.coefficients().to_string(index=False, float_format=lambda v: f"{v:.3g}")
         alone = [dict(zip(self.categorical_, w)) for w, n in zip(self.workloads_, self.n_specs_) if n < 2]
         if alone:
-            lines.append(f"{len(alone)} workload(s) fitted on one GPU spec only (their compute, vector and memory terms "
-                         f"are not told apart; a GPU with other spec ratios is a guess for them): "
-                         + "; ".join(map(str, alone[:5])) + (" ..." if len(alone) > 5 else ""))
+            how = ("their per-sample terms take the median work mix of the workloads that ran on that spec and on "
+                   "another" if self.one_spec == "mix" else "their compute, vector and memory terms are not told apart")
+            lines.append(f"{len(alone)} workload(s) fitted on one GPU spec only ({how}; a GPU with other spec ratios "
+                         f"is a guess for them): " + "; ".join(map(str, alone[:5])) + (" ..." if len(alone) > 5 else ""))
         return "\n".join(lines + [table])
 
     # ------------------------------------------------------------------ JSON

@@ -57,20 +57,17 @@ MIN_INNER_FIT = 5
 MIN_INNER_TEST = 2
 #: the inner splits fit on the rows up to fit_max / r for each r (largest first: the farthest extrapolation first)
 INNER_RATIOS = (4.0, 2.0)
-#: the inflation κ of a scaling study of one form (no second option) unless told otherwise: how much further beyond
-#: the fitted scale Pollux's shipped traces fell than their inner splits promised (each job of ``data/external/pollux``
-#: chosen and calibrated as ``perfkit fit --form auto`` with the step columns does on its rows with <= 16 GPUs, then
-#: scored on its rows with 32-64 GPUs; κ the conformal 90 % quantile of the pooled ratios |log(y/ŷ)|/d over the
-#: job's inner q), computed by ``benchmarks/bench_small_runs.py`` at commit 0b1259b, when that study chose one of its
-#: two options alone; a scaling study of one form (no second option, no disagreement) uses it.
-#: The bench's ``ratios_plain`` (``small_runs_pollux.json``) give the same quantile for today's study without its
-#: disagreement term: 2.53 (a blend of the two options fits its inner splits more closely, so its rows beyond need more)
-DEFAULT_KAPPA = 1.67
-#: the factor ρ on the half-width of a ``regime`` row (one beyond the fit rows' node count) in a
-#: scaling study: how much further Pollux's multi-node rows (<= 16 GPUs) fell than the κ-widened intervals of each
-#: job's single-node fit promised (the conformal 90 % quantile of the pooled ratios); computed by
-#: ``benchmarks/bench_small_runs.py`` at commit 0b1259b (as :data:`DEFAULT_KAPPA`)
-DEFAULT_REGIME_KAPPA = 1.52
+#: the inflation κ of a scaling study of one form (``--scale-of COL`` with ``--form``: no second option, no
+#: disagreement term) unless told otherwise: the 90 % quantile of |log(y/ŷ)| / (q·d) over the rows beyond the fit
+#: rows of every cluster's jobs (Pollux's and Sia's four, each cluster weighing the same), each job fitted as
+#: ``perfkit fit --form phases --scale-of n_gpus`` with the step columns does on its rows with <= G/4 GPUs;
+#: ``benchmarks/bench_small_runs.py --form phases`` recomputes it (``small_runs_summary.md``, with each cluster's
+#: coverage under κ from the *other* clusters)
+DEFAULT_KAPPA = 1.27
+#: the factor ρ on the half-width of a ``regime`` row (one beyond the fit rows' node count) in a scaling study of one
+#: form: ρ·κ is the same quantile over the multi-node rows (<= 16 GPUs) of each job's single-node fit, every cluster
+#: weighing the same; recomputed with :data:`DEFAULT_KAPPA`
+DEFAULT_REGIME_KAPPA = 1.9
 #: λ, the weight of the disagreement δ between the prediction and ``alternative`` in a scaling study's half-width
 #: κ·q·d + λ·δ (chosen with the κ below on the traces of ``benchmarks/bench_small_runs.py``, stated there)
 DEFAULT_DISAGREEMENT = 3.0
