@@ -347,8 +347,10 @@ def markdown(results: dict, machine: dict, regime=None) -> str:
                      f"{m['interval'][1]:+.1f}] | {100 * r['coverage']:.1f} % ({r['n_test']}) | "
                      + (f"{100 * r['regime_coverage']:.1f} % ({r['regime_rows']})" if r.get("regime_rows") else "none")
                      + f" | {r['kappa']:g} |")
-    lines += ["", "Intervals: half-width κ·q·d + λ·δ (δ the disagreement between the consensus's two options, or on "
-                  "a regime row between the prior's form and the fitted curve), κ and ρ calibrated on every cluster "
+    rule = ("half-width κ·q·d + λ·δ (δ the disagreement between the consensus's two options, or on a regime row "
+            "between the prior's form and the fitted curve)" if SETTINGS["form"] == "auto" else
+            "half-width κ·q·d (one form: no second option, no disagreement term; a regime row ρ·κ·q·d)")
+    lines += ["", f"Intervals: {rule}, κ and ρ calibrated on every cluster "
                   "together (`bench_small_runs.py --summary`, `small_runs_summary.md`: each cluster's coverage with κ "
                   "and ρ from the other clusters). The factor each cluster's own rows needed (the 90 % quantile of "
                   "max(|log(y/ŷ)| − λ·δ, 0)/(q·d)): " + ", ".join(
