@@ -141,7 +141,8 @@ REGISTRY: tuple[Form, ...] = (
          "the step time with T_sync ∝ ln K plus a slope in the node count, fitted with the measured sync time"),
     Form("roofline", "forms.roofline:RooflineModel", "perfkit.RooflineModel", HARDWARE, None, ("hardware",),
          _bad(("workload", 5), ("peak", None), ("vector", 5), ("memory", ""), ("link", 5), ("batch", 5), ("gpus", 5),
-              ("flops", 5), ("bytes", 5), ("terms", ["compute", "disk"]), ("smooth", 0.5)),
+              ("flops", 5), ("bytes", 5), ("terms", ["compute", "disk"]), ("smooth", 0.5),
+              ("one_spec", "median")),
          "per workload, the GPU's resources' times b/peak, b/FP32, b/bandwidth, the host's, the all-reduce's, summed"),
 )
 
