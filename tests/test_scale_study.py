@@ -270,3 +270,28 @@ def test_hundreds_of_gpus_and_parallel_degrees_as_columns():
     assert np.all(np.isfinite(iv[["predicted", "lower", "upper"]].to_numpy())) and (iv.lower > 0).all()
     assert iv.distance.is_monotonic_increasing and iv.distance.iloc[0] >= 1 + np.log2(256 / 128)
     assert "regime" not in iv.columns  # no node column: no regimes
+
+
+def test_a_scaling_study_of_one_form_prices_its_regime_rows_by_the_prior(capsys, tmp_path, yolov3):
+    """--cluster/--job with one form (--scale-of, --form phases): the prior is not ignored, it predicts the rows on
+    more nodes than measured, as in the consensus; along another column than the GPUs it is refused."""
+    from perfkit.model.forms.commprior import CommPriorStepModel
+
+    yolov3[yolov3.n_nodes == 1].to_csv(tmp_path / "small.csv", index=False)
+    one = ["--target", "t_iter", "--form", "phases", "--scale-of", "n_gpus", "--gpus", "n_gpus", "--nodes", "n_nodes",
+           "--batch", "batch_per_gpu", "--phases", "sync_time", "--cluster", "aws", "--job", "yolov3"]
+    r = _run(capsys, "fit", tmp_path / "small.csv", *one, "--out", tmp_path / "m.json")
+    assert r.code == 0, r.err
+    assert "communication prior: job yolov3 synchronises" in r.out
+    assert r.out.count("predicted by the CommPriorStepModel (priced by the hardware)") == 1
+    model = load_model(tmp_path / "m.json")
+    assert isinstance(model.regime_estimator_, CommPriorStepModel) and model.disagreement == 0.0
+    assert model.inflation == DEFAULT_KAPPA and model.regime_inflation == DEFAULT_REGIME_KAPPA
+    big = pd.DataFrame({"n_gpus": [2, 8], "n_nodes": [1, 2], "batch_per_gpu": [8, 8]})
+    pred = model.predict(big)
+    assert pred[1] == pytest.approx(model.regime_estimator_.predict(big.iloc[1:])[0])
+    assert pred[0] == pytest.approx(model.estimator_.predict(big.iloc[:1])[0])
+    other = [a if a != "n_gpus" or i != one.index("--scale-of") + 1 else "batch_per_gpu" for i, a in enumerate(one)]
+    r = _run(capsys, "fit", tmp_path / "small.csv", *other, "--out", tmp_path / "b.json")
+    assert r.code != 0 and "--cluster/--job: the communication prior prices the rows on more nodes than measured" \
+        in r.err and "got --scale-of batch_per_gpu" in r.err

@@ -266,17 +266,11 @@ def _scale_search(spec: FitSpec, sp: Split, header, say):
     """A scaling study with the step columns: the step-form family scored on inner extrapolation splits of the
     rows, the median of the best k kept, intervals that widen beyond the largest scale; returns (saved model,
     choice, summary lines)."""
-    from ..model.selection.by_scale import choose_by_scale, hardware_prior, step_family
+    from ..model.selection.by_scale import choose_by_scale, step_family
 
     col, top = sp.scale
     splits = _splits(spec, sp)
-    comm = hardware_prior(spec.cluster, spec.job) if spec.cluster is not None else None
-    if comm is not None:
-        net = "unknown" if comm["inter_gbps"] is None else f"{comm['inter_gbps']:g} GB/s"
-        line = (f"communication prior: job {spec.job} synchronises {comm['grad_bytes']:.4g} bytes a step; cluster "
-                f"{spec.cluster}: {comm['intra_gbps']:g} GB/s per GPU inside a node, network {net}")
-        header.append(line)
-        say(line)
+    comm = _hardware_prior(spec, header, say)
     family = step_family(**spec.step_roles, sync_column=spec.phases[0] if spec.phases else None, comm=comm,
                          boosted=True)
     shown = "; ".join(f"fit {col} <= {a:g}, score {b:g} to {c:g}" for a, b, c in splits)
@@ -302,6 +296,33 @@ def _scale_search(spec: FitSpec, sp: Split, header, say):
     return model, choice, lines
 
 
+def _hardware_prior(spec: FitSpec, header, say) -> dict | None:
+    """The communication prior of ``cluster`` and ``job`` (None without them), said in a header line."""
+    from ..model.selection.by_scale import hardware_prior
+
+    if spec.cluster is None:
+        return None
+    comm = hardware_prior(spec.cluster, spec.job)
+    net = "unknown" if comm["inter_gbps"] is None else f"{comm['inter_gbps']:g} GB/s"
+    line = (f"communication prior: job {spec.job} synchronises {comm['grad_bytes']:.4g} bytes a step; cluster "
+            f"{spec.cluster}: {comm['intra_gbps']:g} GB/s per GPU inside a node, network {net}")
+    header.append(line)
+    say(line)
+    return comm
+
+
+def _prior_form(spec: FitSpec, sp: Split, comm: dict):
+    """The communication-prior form that prices a scaling study's regime rows: of its losses and weights, the one
+    that scores best on the inner extrapolation splits (as the consensus's regime rows take)."""
+    from ..model.selection.by_scale import choose_by_scale, step_family
+
+    family = {k: v for k, v in step_family(**spec.step_roles, sync_column=spec.phases[0] if spec.phases else None,
+                                           comm=comm).items() if k.startswith("comm[")}
+    choice = choose_by_scale(family, sp.X_fit, sp.y_fit, sp.scale[0], _splits(spec, sp),
+                             predict_drop=list(spec.phases), rule="best-k")
+    return family[choice.scores.candidate.iloc[0]]
+
+
 def _fit_form(spec: FitSpec, sp: Split, header, say):
     """One form (not the search), calibrated; returns (saved model, summary lines)."""
     from ..model.selection.search import make_form
@@ -315,7 +336,9 @@ def _fit_form(spec: FitSpec, sp: Split, header, say):
     header.append(line)
     say(line)
     if sp.scale is not None:
-        model = _scale_model(spec, est, sp)
+        comm = _hardware_prior(spec, header, say)
+        prior = _prior_form(spec, sp, comm) if comm is not None else None
+        model = _scale_model(spec, est, sp, regime_estimator=prior)
         kappa = kappa_line(spec, model)
         return model, ["", model.summary()] + ([kappa] if kappa else [])
     model = ConformalRegressor(est, method=spec.intervals, n_splits=spec.cv, random_state=0).fit(sp.X_fit, sp.y_fit)

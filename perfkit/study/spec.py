@@ -421,6 +421,10 @@ def _check_form(spec: FitSpec) -> None:
         raise ValueError(f"{name('cluster')}/{name('job')} give the communication prior of a scaling study with the "
                          f"step columns ({given('form', AUTO)} with {name('gpus')}, {name('nodes')}, {name('batch')}, "
                          f"without {name('extrapolate')} or {name('test_size')})")
+    if spec.cluster is not None and spec.scale_study != spec.gpus:
+        raise ValueError(f"{name('cluster')}/{name('job')}: the communication prior prices the rows on more nodes than "
+                         f"measured, in a scaling study along the GPU count ({name('scale_of')} {spec.gpus}); got "
+                         f"{name('scale_of')} {spec.scale_study}")
     if spec.select is not None and spec.scale_study is not None:
         raise ValueError(f"{name('select')}: not in a scaling study ({name('scale_of')} {spec.scale_study}), which "
                          f"selects by inner extrapolation splits of the rows; for a random split scored by CV give "

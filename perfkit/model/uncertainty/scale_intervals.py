@@ -67,7 +67,7 @@ DEFAULT_KAPPA = 1.27
 #: the factor ρ on the half-width of a ``regime`` row (one beyond the fit rows' node count) in a scaling study of one
 #: form: ρ·κ is the same quantile over the multi-node rows (<= 16 GPUs) of each job's single-node fit, every cluster
 #: weighing the same; recomputed with :data:`DEFAULT_KAPPA`
-DEFAULT_REGIME_KAPPA = 1.9
+DEFAULT_REGIME_KAPPA = 0.68
 #: λ, the weight of the disagreement δ between the prediction and ``alternative`` in a scaling study's half-width
 #: κ·q·d + λ·δ (chosen with the κ below on the traces of ``benchmarks/bench_small_runs.py``, stated there)
 DEFAULT_DISAGREEMENT = 3.0
