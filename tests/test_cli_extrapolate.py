@@ -118,7 +118,7 @@ def test_pollux_form_random_split_ignores_phases_and_flags_more_gpus(capsys, sca
 
 
 def test_loglinear_default_max_and_thesis_with_calibration(capsys, scale_files):
-    r = _run(capsys, "fit", scale_files.syn, *SYN, "--form", "loglinear", "--extrapolate", "gpus", "--cv", "3",
+    r = _run(capsys, "fit", scale_files.syn, *SYN, "--form", "loglinear", "--extrapolate", "gpus",
              "--out", scale_files.dir / "ll.json")
     assert r.code == 0, r.err
     assert "held out (gpus > 16)" in r.out and re.search(r"^\s*2×\s+32\s", r.out, re.M), r.out
@@ -140,7 +140,7 @@ def test_inflation_widens_the_saved_intervals_by_its_factor(capsys, scale_files)
     widths = {}
     for k in (1.0, 2.5):
         out = scale_files.dir / f"ll_{k:g}.json"
-        r = _run(capsys, "fit", scale_files.syn, *SYN, "--form", "loglinear", "--extrapolate", "gpus:8", "--cv", "3",
+        r = _run(capsys, "fit", scale_files.syn, *SYN, "--form", "loglinear", "--extrapolate", "gpus:8",
                  "--inflation", k, "--out", out)
         assert r.code == 0, r.err
         model = load_model(out)

@@ -71,8 +71,10 @@ def test_extrapolating_along_a_column_the_model_does_not_read_is_refused(pollux_
 @pytest.mark.parametrize("args, words", [
     (["--form", "pollux", *STEP, "--cv", "120"], r"--cv 120: the intervals need cv = 120 rows to fit, and the data "
                                                  r"has 120 rows"),
-    (["--form", "pollux", *STEP, "--cv", "100", "--extrapolate", "n_gpus:12"],
-     r"--extrapolate n_gpus:12 leaves 94 rows to fit; the fit needs at least 100 \(--cv 100"),
+    (["--form", "auto", "--numeric", "batch_per_gpu", "--extrinsic", "n_gpus,n_nodes", "--cv", "50",
+      "--extrapolate", "n_gpus:12"],
+     r"--extrapolate n_gpus:12 leaves 94 rows to fit; the fit needs at least 100 \(--cv 50: the form search needs "
+     r"2·cv = 100\)"),
 ])
 def test_too_many_folds_blame_cv_not_the_split(pollux_fit, capsys, args, words):
     one_error(run_cli(capsys, "fit", pollux_fit.base, "--target", "t_iter", *args, "--out", pollux_fit.dir / "x.json"), words)
@@ -204,7 +206,7 @@ BEFORE_FIT = [
      ["--test-size 1: holds out 1 of the 40 rows", "at least 2 held-out rows", "from 2 to 38"]),
     ("test-size-tiny-share", lambda d: [d / "data.csv", *FIT, "--test-size", "0.001"],
      ["--test-size 0.001: holds out 1 of the 40 rows", "at least 2 held-out rows"]),
-    ("test-size-leaves-too-few-for-cv", lambda d: [d / "data.csv", *FIT, "--form", "loglinear", "--test-size", "37"],
+    ("test-size-leaves-too-few-for-cv", lambda d: [d / "data.csv", *FIT[:-2], "--form", "loglinear", "--test-size", "37"],
      ["--test-size 37: holding out 37 of the 40 rows leaves 3 to fit; the fit needs at least 5"]),
     ("test-size-too-few-for-calibrate", lambda d: [d / "data.csv", *FIT, "--calibrate", "--cv", "4",
                                                    "--test-size", "0.95"],
@@ -246,3 +248,48 @@ def test_a_fit_whose_report_fails_still_saves_the_model(capsys, exact_csv, monke
     model = GenericPerformanceModel.from_json(exact_csv / "m.json")
     X, _ = exact_data()
     assert np.isfinite(model.predict(X.head(3))).all()
+
+
+@pytest.mark.parametrize("args, words", [
+    (["--form", "pollux", *STEP, "--seeds", "3"],
+     r"--seeds 3: the repeated fits from several seeds belong to --form thesis, not --form pollux \(fitted once\)"),
+    (["--numeric", "n_gpus,batch_per_gpu", "--cv", "10"],
+     r"--cv 10: this study fits no folds \(--form thesis calibrates no intervals without --calibrate\)"),
+    (["--form", "pollux", *STEP, "--cv", "10", "--extrapolate", "n_gpus:12"],
+     r"--cv 10: this study fits no folds \(with --extrapolate the intervals are calibrated on inner extrapolation"),
+    (["--form", "auto", *STEP, "--cv", "10"],
+     r"--cv 10: this study fits no folds \(a scaling study \(--scale-of n_gpus\) scores on inner extrapolation"),
+    (["--form", "auto", *STEP, "--no-reference"],
+     r"--no-reference: not read here \(a scaling study with the step columns searches the step forms\)"),
+    (["--form", "auto", *STEP, "--network", "lenet5"], r"--network: not read here \(a scaling study"),
+    (["--form", "auto", *STEP, "--numeric", "batch_per_gpu"],
+     r"--numeric/--categorical/--extrinsic: not read here \(a scaling study with the step columns searches the step "
+     r"forms, which read only --gpus, --nodes and --batch\)"),
+    (["--numeric", "n_gpus,batch_per_gpu", "--penalty", "l1"],
+     r"--penalty l1 needs --lam > 0 \(its weight; with 0 the penalty does nothing\)"),
+])
+def test_a_setting_this_study_never_reads_is_refused_not_ignored(pollux_fit, capsys, args, words):
+    one_error(run_cli(capsys, "fit", pollux_fit.base, "--target", "t_iter", *args, "--out", pollux_fit.dir / "x.json"),
+              words)
+
+
+def test_settings_no_cli_flag_reaches_are_refused_where_unread():
+    from perfkit.study import FitSpec
+
+    step = dict(target="t", gpus="g", nodes="n", batch="b")
+    with pytest.raises(ValueError, match=r"^baselines: not read in a scaling study \(scale_of g\)"):
+        FitSpec(form="auto", baselines=["svr"], **step)
+    with pytest.raises(ValueError, match=r"^level=0.5: no held-out interval is scored here \(a scaling study"):
+        FitSpec(form="pollux", scale_of="g", level=0.5, **step)
+    with pytest.raises(ValueError, match=r"^intervals='cv\+': not with split group:gpu, whose intervals are "):
+        FitSpec(target="t", form="loglinear", hardware="gpu", split="group:gpu", intervals="cv+")
+    with pytest.raises(ValueError, match=r"^fixed: not read here \(split group:gpu searches the roofline"):
+        FitSpec(target="t", form="auto", hardware="gpu", split="group:gpu", fixed={"stride": 2})
+    with pytest.raises(ValueError, match=r"^baselines: expected at least one kind \(leave it out for the default\)"):
+        FitSpec(target="t", numeric="x", baselines=[])
+    with pytest.raises(ValueError, match=r"^baselines: expected at least one kind here \(split group:gpu compares"):
+        FitSpec(target="t", form="loglinear", numeric="x", split="group:gpu", baselines=[])
+    assert FitSpec(target="t", form="roofline", hardware="gpu", split="group:gpu", baselines=[]).baselines == ()
+    # where they are read they are taken
+    assert FitSpec(target="t", numeric="x", calibrate=True, cv=10).reads_cv
+    assert FitSpec(form="pollux", cv=3, **step).cv == 3 and FitSpec(target="t", numeric="x", seeds=3).seeds == 3

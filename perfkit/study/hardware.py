@@ -68,6 +68,12 @@ def check_hardware(spec) -> None:
         if getattr(spec, key) is not None:
             raise ValueError(f"{given(key, getattr(spec, key))}: not with {name('split')} {spec.split}, which holds "
                              "out one group at a time instead")
+    if spec.baselines == () and (spec.hardware is None or spec.form == "loglinear"):
+        raise ValueError(f"{name('baselines')}: expected at least one kind here ({name('split')} {spec.split} "
+                         "compares the form with the baselines, and without the spec join no log-linear one is added)")
+    if spec.intervals != "studentized":
+        raise ValueError(f"{given('intervals', spec.intervals)}: not with {name('split')} {spec.split}, whose "
+                         "intervals are calibrated on the held-out groups' errors; leave it out")
     if spec.nodes is not None or spec.phases:
         key = "nodes" if spec.nodes is not None else "phases"
         raise ValueError(f"{name(key)}: not read in a study across hardware (the roofline form reads {name('gpus')} "

@@ -133,12 +133,15 @@ class FitSpec:
     extrapolate : str or (str, float), optional
         ``"COL"`` or ``"COL:MAX"``: fit on the rows with COL <= MAX, score the rows beyond by extrapolation factor.
     cv, intervals, calibrate
-        Folds of the search and the intervals; the conformal method; whether the thesis form calibrates
-        intervals (every other form always does).
+        Folds of the search and the intervals (a study that fits none refuses a ``cv`` other than 5: a scaling
+        study, leave one group out, one form with ``extrapolate``, the thesis form without ``calibrate``); the
+        conformal method; whether the thesis form calibrates intervals (every other form always does).
     select, reference
-        ``form="auto"``: its rule ("1se" or "best") and whether the black-box reference is fitted beside it.
+        ``form="auto"``: its rule ("1se" or "best") and whether the black-box reference is fitted beside it (not
+        in a scaling study with the step columns or with ``split``, whose searches have no reference).
     network, fixed
-        The hybrid form's network and the constants its cost model needs that are not columns.
+        The hybrid form's network and the constants its cost model needs that are not columns (refused where no
+        candidate reads them).
     gpus, nodes, batch, phases
         The step forms' columns and the measured phase columns (read in fit only).
     inflation : float, optional
@@ -163,11 +166,13 @@ class FitSpec:
         ``"group:COL"``: leave one level of COL out at a time (COL = ``hardware``: one GPU at a time), the form
         chosen and the intervals calibrated on the other groups; forms roofline, loglinear or auto.
     level : float, default 0.9
-        Coverage of the intervals whose held-out coverage the study reports (strictly between 0 and 1).
+        Coverage of the intervals whose held-out coverage the study reports (strictly between 0 and 1); refused
+        where no held-out interval is scored (a scaling study, the thesis form without ``calibrate``).
     baselines : list of str, optional
         The baselines fitted beside the model (kinds of :func:`~perfkit.model.selection.baselines.make_baseline`:
         "rf", "gb", "svr"); default: a random forest, and gradient boosting too for every form but the thesis's on a
-        random split (the inner comparison and the errors by factor always use "rf" and "gb").
+        random split (the inner comparison always uses "rf" and "gb"); refused in a scaling study, which holds out
+        no row.
     n_jobs : int, default -1
         Parallel fits (joblib; every fit is seeded, so results do not depend on it).
     """
@@ -262,6 +267,7 @@ class FitSpec:
             check_hardware(self)  # the step columns go with the roofline form there
         else:
             _check_step(self)
+        _check_read(self)
 
     # ------------------------------------------------------------------ derived settings
     @property
@@ -316,6 +322,11 @@ class FitSpec:
     def uses_phases(self) -> bool:
         """Whether a form this spec fits (or searches) is fitted with a measured phase column."""
         return self.form == PHASE_FORM or (self.form == AUTO and self.gpus is not None)
+
+    @property
+    def reads_cv(self) -> bool:
+        """Whether a study of this spec fits folds (the form search's, or the intervals' conformal folds)."""
+        return _no_folds(self) is None
 
     @property
     def calibrated(self) -> bool:
@@ -485,3 +496,58 @@ def _check_step(spec: FitSpec) -> None:
         raise ValueError(f"{name('phases')} {','.join(spec.phases)}: the phases form uses one phase column, the "
                          f"measured synchronisation (communication) time per step, got {len(spec.phases)}; give only "
                          "that one (e.g. --phases t_c of perfkit's harness, sync_time of Pollux's traces)")
+
+
+#: the defaults of the settings that some studies do not read: a value other than these where it is not read is
+#: one error naming it (never a setting silently ignored)
+_DEFAULTS = {"seeds": 10, "cv": 5, "level": 0.9, "reference": True, "network": None, "fixed": {}}
+
+
+def _no_folds(spec: FitSpec) -> str | None:
+    """Why a study of ``spec`` fits no folds (``cv`` unread), or None when it does."""
+    if spec.split is not None:
+        return f"{name('split')} {spec.split} holds out one group at a time"
+    if spec.scale_study is not None:
+        return f"a scaling study ({name('scale_of')} {spec.scale_study}) scores on inner extrapolation splits"
+    if spec.extrapolate is not None and spec.form != AUTO:
+        return f"with {name('extrapolate')} the intervals are calibrated on inner extrapolation splits"
+    if not spec.calibrated:
+        return f"{given('form', DEFAULT_FORM)} calibrates no intervals without {name('calibrate')}"
+    if spec.intervals == "split":
+        return f"{given('intervals', 'split')} calibrates on a held-out quarter"
+    return None
+
+
+def _check_read(spec: FitSpec) -> None:
+    """A setting given a value other than its default where this study never reads it is one error naming it."""
+    if spec.seeds != _DEFAULTS["seeds"] and spec.form != DEFAULT_FORM:
+        raise ValueError(f"{given('seeds', spec.seeds)}: the repeated fits from several seeds belong to "
+                         f"{given('form', DEFAULT_FORM)}, not {given('form', spec.form)} (fitted once); leave "
+                         f"{name('seeds')} out")
+    why = _no_folds(spec)
+    if spec.cv != _DEFAULTS["cv"] and why:
+        raise ValueError(f"{given('cv', spec.cv)}: this study fits no folds ({why}); leave {name('cv')} out")
+    if spec.penalty is not None and spec.lam == 0:
+        raise ValueError(f"{given('penalty', spec.penalty)} needs {name('lam')} > 0 (its weight; with 0 the penalty "
+                         "does nothing)")
+    own = ("a scaling study with the step columns searches the step forms" if spec.scale_study is not None
+           and spec.step_roles else f"{name('split')} {spec.split} searches the roofline and log-linear forms"
+           if spec.split is not None else None)
+    if spec.form == AUTO and own:
+        for key in ("reference", "network", "fixed"):
+            if getattr(spec, key) != _DEFAULTS[key]:
+                raise ValueError(f"{name(key)}: not read here ({own}); leave it out")
+        if spec.step_roles and (spec.numeric or spec.categorical or spec.extrinsic) and spec.split is None:
+            raise ValueError(f"{name('numeric')}/{name('categorical')}/{name('extrinsic')}: not read here ({own}, "
+                             f"which read only {name('gpus')}, {name('nodes')} and {name('batch')}); leave them out")
+    if spec.baselines == () and spec.split is None:
+        raise ValueError(f"{name('baselines')}: expected at least one kind (leave it out for the default)")
+    if spec.scale_study is not None and spec.baselines is not None:
+        raise ValueError(f"{name('baselines')}: not read in a scaling study ({name('scale_of')} {spec.scale_study}), "
+                         "which holds out no row and compares with a random forest and gradient boosting on its inner "
+                         "splits; leave it out")
+    if spec.level != _DEFAULTS["level"] and (spec.scale_study is not None or not spec.calibrated):
+        where = "a scaling study holds out no row" if spec.scale_study is not None else \
+            f"{given('form', DEFAULT_FORM)} calibrates no intervals without {name('calibrate')}"
+        raise ValueError(f"{given('level', spec.level)}: no held-out interval is scored here ({where}); leave "
+                         f"{name('level')} out")

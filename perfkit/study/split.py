@@ -148,7 +148,7 @@ def split(spec: FitSpec, X, y) -> Split:
     if spec.scale_study is not None:
         return scale_study_split(spec, X, y)
 
-    uses_folds = spec.calibrated  # the form search and the intervals refit on folds
+    uses_folds = spec.reads_cv  # the form search and the intervals refit on folds
     folds = spec.cv * (2 if spec.form == AUTO else 1) if uses_folds else 2  # the search needs 2 rows per fold
     needs = "the form search needs 2·cv" if spec.form == AUTO else "the intervals need cv"
     cv = given("cv", spec.cv)
