@@ -157,7 +157,8 @@ class FitSpec:
         In a scaling study with the step columns: the cluster and the job, by name in perfkit's hardware tables
         (``data/external/hardware``) or as ``FILE.csv:NAME`` in a table of your own with the same columns. Both
         given, the communication-prior form (:class:`~perfkit.model.forms.commprior.CommPriorStepModel`: gradient
-        bytes over each level's bandwidth) joins the candidates.
+        bytes over each level's bandwidth) joins the candidates of ``form="auto"``; in both that search and a
+        scaling study of one form, it prices the rows on more nodes than measured. Only along the GPU column.
     hardware : str, optional
         The column of GPU names: the GPU spec table's columns join the data (:mod:`perfkit.study.hardware`); needs
         ``split``. ``precision`` (the column of training precisions, choosing the peak) and ``gpu_specs`` (a spec
