@@ -71,7 +71,7 @@ def check_hardware(spec) -> None:
     if spec.baselines == () and (spec.hardware is None or spec.form == "loglinear"):
         raise ValueError(f"{name('baselines')}: expected at least one kind here ({name('split')} {spec.split} "
                          "compares the form with the baselines, and without the spec join no log-linear one is added)")
-    if spec.intervals != "studentized":
+    if spec.intervals != spec.default("intervals"):
         raise ValueError(f"{given('intervals', spec.intervals)}: not with {name('split')} {spec.split}, whose "
                          "intervals are calibrated on the held-out groups' errors; leave it out")
     if spec.nodes is not None or spec.phases:

@@ -10,7 +10,7 @@ any data is read. The checks that need the data run in :func:`perfkit.study.data
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field, fields
+from dataclasses import MISSING, dataclass, field, fields
 
 from .constraints import Flag, Integer, Number, OneOf, Table, Text, check_constraints, given, name
 
@@ -324,6 +324,13 @@ class FitSpec:
         """Whether a form this spec fits (or searches) is fitted with a measured phase column."""
         return self.form == PHASE_FORM or (self.form == AUTO and self.gpus is not None)
 
+    @classmethod
+    def default(cls, key: str):
+        """The default of the setting ``key`` (a setting given another value where the study never reads it is
+        refused, never ignored)."""
+        f = cls.__dataclass_fields__[key]
+        return f.default_factory() if f.default is MISSING else f.default
+
     @property
     def reads_cv(self) -> bool:
         """Whether a study of this spec fits folds (the form search's, or the intervals' conformal folds)."""
@@ -499,11 +506,6 @@ def _check_step(spec: FitSpec) -> None:
                          "that one (e.g. --phases t_c of perfkit's harness, sync_time of Pollux's traces)")
 
 
-#: the defaults of the settings that some studies do not read: a value other than these where it is not read is
-#: one error naming it (never a setting silently ignored)
-_DEFAULTS = {"seeds": 10, "cv": 5, "level": 0.9, "reference": True, "network": None, "fixed": {}}
-
-
 def _no_folds(spec: FitSpec) -> str | None:
     """Why a study of ``spec`` fits no folds (``cv`` unread), or None when it does."""
     if spec.split is not None:
@@ -521,12 +523,12 @@ def _no_folds(spec: FitSpec) -> str | None:
 
 def _check_read(spec: FitSpec) -> None:
     """A setting given a value other than its default where this study never reads it is one error naming it."""
-    if spec.seeds != _DEFAULTS["seeds"] and spec.form != DEFAULT_FORM:
+    if spec.seeds != FitSpec.default("seeds") and spec.form != DEFAULT_FORM:
         raise ValueError(f"{given('seeds', spec.seeds)}: the repeated fits from several seeds belong to "
                          f"{given('form', DEFAULT_FORM)}, not {given('form', spec.form)} (fitted once); leave "
                          f"{name('seeds')} out")
     why = _no_folds(spec)
-    if spec.cv != _DEFAULTS["cv"] and why:
+    if spec.cv != FitSpec.default("cv") and why:
         raise ValueError(f"{given('cv', spec.cv)}: this study fits no folds ({why}); leave {name('cv')} out")
     if spec.penalty is not None and spec.lam == 0:
         raise ValueError(f"{given('penalty', spec.penalty)} needs {name('lam')} > 0 (its weight; with 0 the penalty "
@@ -536,7 +538,7 @@ def _check_read(spec: FitSpec) -> None:
            if spec.split is not None else None)
     if spec.form == AUTO and own:
         for key in ("reference", "network", "fixed"):
-            if getattr(spec, key) != _DEFAULTS[key]:
+            if getattr(spec, key) != FitSpec.default(key):
                 raise ValueError(f"{name(key)}: not read here ({own}); leave it out")
         if spec.step_roles and (spec.numeric or spec.categorical or spec.extrinsic) and spec.split is None:
             raise ValueError(f"{name('numeric')}/{name('categorical')}/{name('extrinsic')}: not read here ({own}, "
@@ -547,7 +549,7 @@ def _check_read(spec: FitSpec) -> None:
         raise ValueError(f"{name('baselines')}: not read in a scaling study ({name('scale_of')} {spec.scale_study}), "
                          "which holds out no row and compares with a random forest and gradient boosting on its inner "
                          "splits; leave it out")
-    if spec.level != _DEFAULTS["level"] and (spec.scale_study is not None or not spec.calibrated):
+    if spec.level != FitSpec.default("level") and (spec.scale_study is not None or not spec.calibrated):
         where = "a scaling study holds out no row" if spec.scale_study is not None else \
             f"{given('form', DEFAULT_FORM)} calibrates no intervals without {name('calibrate')}"
         raise ValueError(f"{given('level', spec.level)}: no held-out interval is scored here ({where}); leave "
