@@ -331,3 +331,17 @@ def test_a_one_spec_workload_whose_spec_no_other_workload_ran_is_fitted_plainly(
     X, t = rows[keep].reset_index(drop=True), rows["t_iter"][keep].reset_index(drop=True)
     mix, plain = _roofline().fit(X, t), _roofline(one_spec="nnls").fit(X, t)
     np.testing.assert_array_equal(mix.coef_, plain.coef_)
+
+
+def test_the_full_chapter_spec_is_a_study_across_hardware_not_a_scaling_study():
+    """``form="auto"`` with the step columns is a scaling study only where no rows are held out: with ``split`` the
+    GPU column is the roofline's, and the baselines and level the chapter gives are read (the refusal of unread
+    settings once refused Chapter 8's full run here)."""
+    from perfkit.chapters.ch8.compute import _spec
+    from perfkit.chapters.ch8.params import Params
+
+    spec = _spec(Params(quick=False), ["model", "precision"])
+    assert spec.scale_study is None and spec.split == "group:gpu" and spec.baselines == ("rf", "gb")
+    cli = FitSpec(target="t_iter", categorical=["model"], form="auto", hardware="gpu", gpus="n_gpus",
+                  batch="batch_per_gpu", split="group:gpu", baselines=("rf",), level=0.8)
+    assert cli.scale_study is None

@@ -279,10 +279,11 @@ class FitSpec:
     @property
     def scale_study(self) -> str | None:
         """The scale column of a scaling study from small runs (``scale_of``; by default the GPU column of
-        ``form="auto"`` with the step columns and neither ``extrapolate`` nor ``test_size``), else None."""
+        ``form="auto"`` with the step columns and none of ``extrapolate``, ``test_size`` and ``split``), else None."""
         if self.scale_of is not None:
             return self.scale_of
-        if self.form == AUTO and self.gpus is not None and self.extrapolate is None and self.test_size is None:
+        held_out = (self.extrapolate, self.test_size, self.split)
+        if self.form == AUTO and self.gpus is not None and all(v is None for v in held_out):
             return self.gpus
         return None
 
