@@ -170,6 +170,10 @@ def test_the_true_form_is_chosen_and_nested_intervals_cover(lam):
     r = nested.rows
     inside = (r["measured"] >= r["lower"]) & (r["measured"] <= r["upper"])
     assert 0.8 <= inside.mean() <= 0.99 and set(nested.choices["chosen"]) == {"roofline"}
+    inside = (r["measured"] >= r["lower_nested"]) & (r["measured"] <= r["upper_nested"])
+    assert 0.8 <= inside.mean() <= 1.0
+    assert list(nested.choices.columns) == ["group", "chosen", "q", "q_nested"]
+    assert (nested.choices[["q", "q_nested"]].to_numpy() > 0).all()
     again = nested_group_study(cands, rows, rows["t_iter"], g, level=0.9, n_jobs=2)
     pd.testing.assert_frame_equal(again.rows, r)  # parallel or not, the same numbers
 
@@ -228,8 +232,10 @@ def test_a_study_across_hardware_reports_per_gpu_and_saves_a_model(study):
     assert 0 < study.coverage <= 1 and study.coverage_rows == study.n_test
     text = study.summary()
     assert "leave one gpu out: 12 groups" in text and "margin: selected form −" in text and "% intervals cover" in text
+    assert f"fitted on one group fewer: {100 * study.coverage_nested:.1f} %" in text
     back = StudyResult.from_json(study.to_json())
     pd.testing.assert_frame_equal(back.groups, study.groups, check_dtype=False)
+    assert back.coverage_nested == study.coverage_nested and 0 < study.coverage_nested <= 1
     configs = pd.DataFrame({"model": ["resnet50"], "precision": ["fp16"], "gpu": ["T4"], "n_gpus": [4],
                             "batch_per_gpu": [64]})
     iv = back.model.predict_interval(configs, 0.9)  # a GPU none of Lambda's rows ran, from its name alone

@@ -1,8 +1,8 @@
 """Run a leave-one-group-out study (``split="group:COL"``, e.g. one GPU type at a time): :func:`run_grouped`.
 
-Every row is predicted without its group twice over: by the procedure (the form chosen and the interval calibrated
-by leave one group out on the *other* groups, :func:`~perfkit.model.selection.by_group.nested_group_study`), and
-by each baseline fitted on the other groups. The errors are reported per held-out group and as the median over
+Every row is predicted without its group twice over: by the procedure (the form chosen by leave one group out on
+the *other* groups, :func:`~perfkit.model.selection.by_group.nested_group_study`, its interval as wide as the other
+groups' held-out errors under the same procedure require), and by each baseline fitted on the other groups. The errors are reported per held-out group and as the median over
 groups of each group's MAPE, with a 95 % interval from resampling the groups (:func:`group_bootstrap`); the margin
 of the procedure over the best baseline is paired on the same resamples. The saved model is the form chosen on
 all groups, fitted on every row, with intervals calibrated on its held-out-group errors
@@ -85,9 +85,9 @@ def run_grouped(spec, X, y, say, progress: bool) -> StudyResult:
     y = np.asarray(y, dtype=float)
     cands, bases = group_candidates(spec), group_baselines(spec)
     n_groups = len(set(groups.tolist()))
-    header = [f"leave one {named} out: {n_groups} groups, {len(X)} rows; {len(cands)} candidate form(s) chosen and "
-              f"{100 * spec.level:g} % intervals calibrated on the other groups alone (nested); baselines: "
-              f"{', '.join(bases)}"]
+    header = [f"leave one {named} out: {n_groups} groups, {len(X)} rows; {len(cands)} candidate form(s) chosen on "
+              f"the other groups alone (nested), {100 * spec.level:g} % intervals calibrated on the other groups' "
+              f"held-out errors; baselines: {', '.join(bases)}"]
     _say(progress, say, header[0])
     nested = nested_group_study(cands, X, y, groups, spec.level, n_jobs=spec.n_jobs)
     preds = {SELECTED: nested.rows["predicted"].to_numpy(dtype=float)}
@@ -103,11 +103,13 @@ def run_grouped(spec, X, y, say, progress: bool) -> StudyResult:
     per, pooled, margin = _tables(y, preds, groups, nested)
     iv = nested.rows
     inside = (y >= iv["lower"].to_numpy()) & (y <= iv["upper"].to_numpy())
+    inside_nested = (y >= iv["lower_nested"].to_numpy()) & (y <= iv["upper_nested"].to_numpy())
     ok = np.isfinite(iv["predicted"].to_numpy(dtype=float))
     result = StudyResult(spec=spec, model=model, label=SELECTED, header=header, n_fit=len(X), n_test=int(ok.sum()),
                          fit_seconds=time.perf_counter() - start, model_summary=f"chosen on all groups: {final.name}\n"
                          + model.summary(), search_table=final.scores, held_out=pooled,
-                         coverage=float(inside[ok].mean()), coverage_rows=int(ok.sum()),
+                         coverage=float(inside[ok].mean()), coverage_nested=float(inside_nested[ok].mean()),
+                         coverage_rows=int(ok.sum()),
                          unscored_rows=int((~ok).sum()))
     result.groups, result.margin = per, margin
     result.predictions = pd.DataFrame({"group": groups, "measured": y, **preds, "lower": iv["lower"].to_numpy(),

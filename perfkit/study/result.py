@@ -15,7 +15,7 @@ VERSION = 1
 #: the tables of a result saved as data (attribute → JSON key)
 _TABLES = ("parameters", "seed_summary", "search_table", "held_out", "factors", "predictions", "fit_points", "groups")
 _VALUES = ("label", "header", "n_fit", "n_test", "fit_seconds", "objective", "model_summary", "coverage",
-           "coverage_rows", "unscored_rows", "inner", "inner_note", "margin")
+           "coverage_nested", "coverage_rows", "unscored_rows", "inner", "inner_note", "margin")
 
 
 class StudyWarning(UserWarning):
@@ -49,6 +49,10 @@ class StudyResult:
         bootstrap interval of the MAPE (``MAPE_lo``, ``MAPE_hi``; resamples of the held-out rows, paired).
     coverage : float or None
         Share of the held-out rows inside the model's 90 % intervals (None without intervals).
+    coverage_nested : float or None
+        With ``split="group:COL"``: the same share when each held-out group's interval width comes from the other
+        groups alone (an inner leave one group out, fits on one group fewer); ``coverage`` there takes the width
+        from the other groups' held-out errors, as the saved model does for a new group. None otherwise.
     factors : DataFrame or None
         With ``extrapolate``: the MAPE (%) of every model by extrapolation factor COL / MAX.
     inner : dict or None
@@ -85,6 +89,7 @@ class StudyResult:
     search_table: pd.DataFrame | None = None
     held_out: pd.DataFrame | None = None
     coverage: float | None = None
+    coverage_nested: float | None = None
     coverage_rows: int = 0
     unscored_rows: int = 0
     inner: dict | None = None

@@ -137,4 +137,7 @@ def _grouped(result) -> list:
     if result.unscored_rows:
         lines.append(f"{result.unscored_rows} rows could not be predicted without their group (a workload only "
                      "that group ran); they are left out of every model's errors")
-    return lines + _coverage(result)
+    nested = [] if result.coverage_nested is None else [
+        f"(each group's width: the other groups' held-out errors, as the saved model's for a new group; from the "
+        f"other groups alone, fitted on one group fewer: {100 * result.coverage_nested:.1f} %)"]
+    return lines + _coverage(result) + nested

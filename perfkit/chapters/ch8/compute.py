@@ -50,7 +50,8 @@ class CrossStudy:
 
     ``rows``: per row its ``group`` (the canonical GPU), the workload columns, ``precision``, ``n_gpus``, ``batch_per_gpu``,
     ``measured``, one column per model (``selected form`` first) and the selected form's ``lower``/``upper``;
-    ``groups``, ``pooled``, ``margin``, ``coverage``: :class:`~perfkit.study.result.StudyResult`'s tables;
+    ``groups``, ``pooled``, ``margin``, ``coverage``, ``coverage_nested``: :class:`~perfkit.study.result.StudyResult`'s
+    tables and shares;
     ``search``: every candidate's median group MAPE on all groups (the saved model's choice, ``final``);
     ``model``: the saved model (:class:`~perfkit.model.uncertainty.group_intervals.GroupIntervalModel`);
     ``roofline``: per workload the roofline form's coefficients fitted on every row."""
@@ -69,6 +70,7 @@ class CrossStudy:
     model: object
     roofline: object
     seconds: float
+    coverage_nested: float | None = None  # the coverage with each GPU's width from the other GPUs alone
 
 
 @dataclass
@@ -148,7 +150,7 @@ def _study(p: Params, name: str, say) -> CrossStudy:
                       margin=dict(result.margin), coverage=float(result.coverage), search=result.search_table,
                       final=result.model_summary.splitlines()[0].removeprefix("chosen on all groups: "),
                       model=result.model, roofline=_roofline(frame, workload),
-                      seconds=time.perf_counter() - start)
+                      seconds=time.perf_counter() - start, coverage_nested=result.coverage_nested)
 
 
 def _plan(p: Params, studies: dict):

@@ -28,7 +28,15 @@ def _study_text(s) -> str:
             f"[{sel['lo']:.1f}, {sel['hi']:.1f}]); the best baseline, {others.idxmin()}, {others.min():.1f} %: the "
             f"selected form is {side} it (margin {m['estimate']:+.1f} points [{m['lo']:+.1f}, {m['hi']:+.1f}]). Best "
             f"predicted GPU: {g.idxmin()} ({g.min():.1f} %); worst: {g.idxmax()} ({g.max():.1f} %). The 90 % "
-            f"intervals cover {100 * s.coverage:.1f} % of the held-out rows. Chosen on all GPUs: {s.final}.")
+            f"intervals cover {100 * s.coverage:.1f} % of the held-out rows{_nested(s)}. Chosen on all GPUs: "
+            f"{s.final}.")
+
+
+def _nested(s) -> str:
+    """The coverage when each GPU's width comes from the other GPUs alone (fits on one GPU fewer), in words."""
+    if s.coverage_nested is None:
+        return ""
+    return f" ({100 * s.coverage_nested:.1f} % with each GPU's width from the other GPUs alone, one GPU fewer)"
 
 
 def _gpu_share(study) -> float:

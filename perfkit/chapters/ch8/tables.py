@@ -32,7 +32,8 @@ def _median_of_medians(study, model) -> float:
 def overview(studies: dict) -> pd.DataFrame:
     """One row per study and model: the median over GPUs of each GPU's MAPE with its 95 % interval (GPUs
     resampled), the median over GPUs of each GPU's median APE, the MAPE and R² over all rows; the selected form's
-    coverage and its margin over the best baseline."""
+    coverage (``coverage_nested``: each GPU's width from the other GPUs alone) and its margin over the best
+    baseline."""
     out = []
     for name, s in studies.items():
         pooled = s.pooled.set_index("model")
@@ -42,10 +43,15 @@ def overview(studies: dict) -> pd.DataFrame:
                         "hi": r["hi"], "median_gpu_median_APE": _median_of_medians(s, m), "MAPE": r["MAPE"],
                         "R2": r["R2"], "rows": int(r["rows"]),
                         "coverage": 100 * s.coverage if m == SELECTED else np.nan,
+                        "coverage_nested": _nested(s) if m == SELECTED else np.nan,
                         "margin": s.margin["estimate"] if m == SELECTED else np.nan,
                         "margin_lo": s.margin["lo"] if m == SELECTED else np.nan,
                         "margin_hi": s.margin["hi"] if m == SELECTED else np.nan})
     return pd.DataFrame(out)
+
+
+def _nested(s) -> float:
+    return np.nan if s.coverage_nested is None else 100 * s.coverage_nested
 
 
 def _ape(rows, model) -> pd.Series:

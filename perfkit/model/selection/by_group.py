@@ -7,9 +7,14 @@ errors per held-out group, a form chosen on the groups alone, and intervals cali
 - :func:`group_mape`: each group's MAPE (%), and :func:`median_group_mape`, the median over groups: the score of
   this module (a group with many rows weighs as much as one with few, as a user asking about *a* GPU expects).
 - :func:`select_by_groups`: every candidate scored by leave one group out, the lowest score chosen.
-- :func:`nested_group_study`: for each held-out group, the choice and the interval's width from the *other*
-  groups alone (an inner leave one group out), then that choice fitted on them predicts the held-out group: an
-  honest estimate of what the procedure does on a group it never saw.
+- :func:`nested_group_study`: for each held-out group, the choice from the *other* groups alone (an inner leave
+  one group out), then that choice fitted on them predicts the held-out group: an honest estimate of what the
+  procedure does on a group it never saw. Its interval's width is the quantile of the *other* groups' held-out
+  errors under the same procedure (each of them predicted without itself): the rank check of exchangeable groups,
+  and how the saved model calibrates a new group's interval (on every group's held-out errors, each from a fit on
+  all groups but one). The width from the other groups alone (an inner leave one group out, fits on one group
+  fewer) is kept beside it: with few groups it is the wider, and where a group's nearest kin is among the other
+  groups (two memory sizes of one GPU) far wider than the saved model's.
 
 Intervals are multiplicative: [ŷ·e^(−q), ŷ·e^(q)] with q the split-conformal quantile of |log(y/ŷ)| over the
 held-out-group rows (:func:`~perfkit.model.uncertainty.extrapolation.conformal_quantile`). Deterministic: the folds are the sorted levels; every fit is seeded by
@@ -137,8 +142,10 @@ def select_by_groups(candidates: dict, X, y, groups, folds=None) -> GroupSelecti
 @dataclass
 class NestedGroupStudy:
     """:func:`nested_group_study`'s answer. ``rows``: per row its ``group``, the ``chosen`` candidate and the
-    prediction, ``lower`` and ``upper`` made without its group; ``choices``: per held-out group the candidate
-    chosen on the others and its interval half-width ``q`` (log scale)."""
+    prediction made without its group, ``lower`` and ``upper`` (half-width ``q``: the other groups' held-out
+    errors) and ``lower_nested``, ``upper_nested`` (half-width ``q_nested``: an inner leave one group out of the
+    other groups); ``choices``: per held-out group the candidate chosen on the others, ``q`` and ``q_nested``
+    (log scale; inf where no other group's row was predicted)."""
 
     rows: pd.DataFrame
     choices: pd.DataFrame
@@ -169,10 +176,29 @@ def nested_group_study(candidates: dict, X, y, groups, level: float = 0.9, n_job
     outs = Parallel(n_jobs=n_jobs)(delayed(_outer)(candidates, X, y, groups, level, test, lv) for lv, test in folds)
     pred = np.full(len(X), np.nan)
     chosen = np.empty(len(X), dtype=object)
-    qs = np.full(len(X), np.nan)
+    q_nested = np.full(len(X), np.nan)
     for (lv, test), (_, name, q, p) in zip(folds, outs):
-        pred[test], chosen[test], qs[test] = p, name, q
+        pred[test], chosen[test], q_nested[test] = p, name, q
+    q_others = _others_quantiles(y, pred, folds, level)
+    qs = np.full(len(X), np.nan)
+    for (_, test), q in zip(folds, q_others):
+        qs[test] = q
     rows = pd.DataFrame({"group": np.asarray(groups, dtype=object), "measured": y, "chosen": chosen,
-                         "predicted": pred, "lower": pred * np.exp(-qs), "upper": pred * np.exp(qs)}, index=X.index)
-    choices = pd.DataFrame([{"group": lv, "chosen": name, "q": q} for lv, name, q, _ in outs])
+                         "predicted": pred, "lower": pred * np.exp(-qs), "upper": pred * np.exp(qs),
+                         "lower_nested": pred * np.exp(-q_nested), "upper_nested": pred * np.exp(q_nested)},
+                        index=X.index)
+    choices = pd.DataFrame([{"group": lv, "chosen": name, "q": qo, "q_nested": q}
+                            for (lv, name, q, _), qo in zip(outs, q_others)])
     return NestedGroupStudy(rows, choices)
+
+
+def _others_quantiles(y, pred, folds, level: float) -> list:
+    """Per fold, the split-conformal ``level`` quantile of |log(y/ŷ)| over the *other* groups' predicted rows (each
+    predicted without its own group); inf where none was predicted."""
+    from ..uncertainty.extrapolation import conformal_quantile
+
+    out = []
+    for _, test in folds:
+        scores = log_scores(y[~test], pred[~test])
+        out.append(conformal_quantile(scores, 1.0 - level) if len(scores) else math.inf)
+    return out
