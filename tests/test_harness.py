@@ -260,3 +260,37 @@ def test_two_collectors_then_random_kills_leave_every_sample_exactly_once(tmp_pa
     assert sorted(ids, key=int) == [str(i) for i in range(12)], "every sample exactly once"
     df = pd.read_csv(out)
     assert (df.status == "ok").all()
+
+
+def test_a_launcher_that_fails_to_start_transiently_is_retried_once(monkeypatch, capsys):
+    """Open MPI's PMIx listener sometimes fails to start: one more launch, said on stderr; any other failure, or a
+    second transient one, is the error itself."""
+    from perfkit.measure.workers import TRANSIENT_LAUNCH, WorkerError
+
+    grp = WorkerGroup(framework="pytorch", workers=2)
+    monkeypatch.setattr("perfkit.measure.workers.time.sleep", lambda s: None)
+    calls = []
+
+    def flaky(outcomes):
+        def start():
+            calls.append(1)
+            out = outcomes[len(calls) - 1]
+            if isinstance(out, Exception):
+                raise out
+            return out
+        return start
+
+    transient = WorkerError(f"rank 0 closed its output (crashed?)\n[rank 0] {TRANSIENT_LAUNCH[0]}. We cannot")
+    monkeypatch.setattr(grp, "_start", flaky([transient, {"op": "hello"}]))
+    assert grp.start() == {"op": "hello"} and len(calls) == 2
+    assert "retrying once" in capsys.readouterr().err
+    calls.clear()
+    monkeypatch.setattr(grp, "_start", flaky([transient, transient]))
+    with pytest.raises(WorkerError, match="listener thread"):
+        grp.start()
+    assert len(calls) == 2
+    calls.clear()
+    monkeypatch.setattr(grp, "_start", flaky([WorkerError("worker rank 1 exited with code 1"), {"op": "hello"}]))
+    with pytest.raises(WorkerError, match="exited with code 1"):
+        grp.start()
+    assert len(calls) == 1

@@ -39,6 +39,11 @@ def adapter_command(framework: str, python: str | None = None) -> list[str]:
     return [python or framework_python(framework), "-m", FRAMEWORKS[framework].module]
 
 
+#: launcher messages of a start-up that failed before any worker ran, retried once by :meth:`WorkerGroup.start`
+#: (Open MPI 5's PMIx server sometimes cannot start its listener thread; a second launch starts)
+TRANSIENT_LAUNCH = ("The PMIx server's listener thread failed to start",)
+
+
 def _mpirun(python: str) -> str:
     """``mpirun`` beside ``python`` (the pip wheel of Open MPI puts it there), else the one on PATH."""
     import shutil
@@ -133,6 +138,21 @@ class WorkerGroup:
             raise WorkerError(f"cannot run {cmd[0]}: {exc}") from None
 
     def start(self) -> dict:
+        """Start the group and return rank 0's hello. A launch that fails with one of :data:`TRANSIENT_LAUNCH`
+        (mpirun's own start-up, before any rank ran a step) is retried once on fresh ports; any other failure, or a
+        second one, is a :class:`WorkerError`."""
+        try:
+            return self._start()
+        except WorkerError as exc:
+            said = [text for text in TRANSIENT_LAUNCH if text in str(exc)]
+            if not said:
+                raise
+            print(f"[perfkit] {self.framework}: the launcher failed to start ({said[0]}); retrying once",
+                  file=sys.stderr, flush=True)
+            time.sleep(1.0)
+            return self._start()
+
+    def _start(self) -> dict:
         self._ports = _free_ports(self.workers + 4)
         spec = self.spec
         if spec is not None and spec.services and self.workers > 1:
