@@ -21,8 +21,13 @@ def test_the_chapter_shows_every_gpu_every_model_and_a_plan(result):
     assert list(r.studies) == ["lambda"]  # quick: the first study
     g = T["xhw_lambda_by_gpu"]
     assert len(g) == 13 and g["held-out GPU"].iloc[-1] == "median"  # 12 GPU types of Lambda's, then the median
-    assert list(g.columns) == ["held-out GPU", "rows", "chosen", "selected form", "log-linear"]  # quick: one baseline
-    assert np.isfinite(g[["selected form", "log-linear"]].to_numpy(dtype=float)).all()
+    assert list(g.columns) == ["held-out GPU", "rows", "chosen", "selected form", "log-linear", "coverage"]
+    assert np.isfinite(g[["selected form", "log-linear"]].to_numpy(dtype=float)).all()  # quick: one baseline
+    rows = r.studies["lambda"].rows
+    inside = (rows["measured"] >= rows["lower"]) & (rows["measured"] <= rows["upper"])
+    per = g.set_index("held-out GPU")["coverage"]
+    assert per.loc["RTX 4090"] == pytest.approx(100 * inside[rows["group"] == "RTX 4090"].mean())
+    assert per.loc["median"] == pytest.approx(per.iloc[:-1].median()) and ((per >= 0) & (per <= 100)).all()
     assert set(T["xhw_specs"]["gpu"]) == set(g["held-out GPU"].iloc[:-1])
     assert {"xhw_errors", "xhw_roofline", "xhw_bias", "xhw_plan"} <= set(result.figures)
     plan = T["xhw_plan"]

@@ -15,11 +15,20 @@ def workload_label(rows, workload) -> pd.Series:
 
 
 def by_gpu(study) -> pd.DataFrame:
-    """MAPE (%) of every model on each held-out GPU type, the form the other GPUs chose, and the median row."""
+    """MAPE (%) of every model on each held-out GPU type, the form the other GPUs chose, the share (%) of the GPU's
+    predicted rows inside the selected form's intervals (``coverage``), and the median row."""
     g = study.groups.copy()
+    g["coverage"] = _coverage_by_gpu(study).reindex(g["group"]).to_numpy()
     med = {"group": "median", "rows": int(g["rows"].sum()), "chosen": ""}
-    med.update({m: float(g[m].median()) for m in study.models})
+    med.update({m: float(g[m].median()) for m in [*study.models, "coverage"]})
     return pd.concat([g, pd.DataFrame([med])], ignore_index=True).rename(columns={"group": "held-out GPU"})
+
+
+def _coverage_by_gpu(study) -> pd.Series:
+    """Per held-out GPU, the share (%) of its predicted rows inside the selected form's intervals."""
+    r = study.rows[np.isfinite(study.rows[SELECTED].to_numpy(dtype=float))]
+    inside = (r["measured"] >= r["lower"]) & (r["measured"] <= r["upper"])
+    return 100.0 * inside.groupby(r["group"]).mean()
 
 
 def _median_of_medians(study, model) -> float:
