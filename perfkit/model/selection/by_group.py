@@ -13,8 +13,8 @@ errors per held-out group, a form chosen on the groups alone, and intervals cali
   errors under the same procedure (each of them predicted without itself): the rank check of exchangeable groups,
   and how the saved model calibrates a new group's interval (on every group's held-out errors, each from a fit on
   all groups but one). The width from the other groups alone (an inner leave one group out, fits on one group
-  fewer) is kept beside it: with few groups it is the wider, and where a group's nearest kin is among the other
-  groups (two memory sizes of one GPU) far wider than the saved model's.
+  fewer) is kept beside it; where a group's nearest kin is among the other groups (two memory sizes of one GPU),
+  the inner fold that leaves the kin out can make it far wider than the saved model's.
 
 Intervals are multiplicative: [ŷ·e^(−q), ŷ·e^(q)] with q the split-conformal quantile of |log(y/ŷ)| over the
 held-out-group rows (:func:`~perfkit.model.uncertainty.extrapolation.conformal_quantile`). Deterministic: the folds are the sorted levels; every fit is seeded by
@@ -163,9 +163,10 @@ def _outer(candidates: dict, X, y, groups, level: float, test, lv):
 
 
 def nested_group_study(candidates: dict, X, y, groups, level: float = 0.9, n_jobs: int = 1) -> NestedGroupStudy:
-    """For each group: choose among ``candidates`` and calibrate the ``level`` interval by leave one group out
-    on the other groups, then predict the group with the choice fitted on them. ``n_jobs`` runs groups in
-    parallel (joblib); the result does not depend on it."""
+    """For each group: choose among ``candidates`` by leave one group out on the other groups and predict the
+    group with the choice fitted on them; its ``level`` interval's half-width is the conformal quantile of the other
+    groups' held-out scores (``q``), and, nested, that of the inner leave-one-group-out scores of the choice on the
+    other groups (``q_nested``). ``n_jobs`` runs groups in parallel (joblib); the result does not depend on it."""
     from joblib import Parallel, delayed
 
     y = np.asarray(y, dtype=float)
