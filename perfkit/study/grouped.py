@@ -2,8 +2,8 @@
 
 Every row is predicted without its group twice over: by the procedure (the form chosen by leave one group out on
 the *other* groups, :func:`~perfkit.model.selection.by_group.nested_group_study`, its interval as wide as the other
-groups' held-out errors under the same procedure require), and by each baseline fitted on the other groups. The errors are reported per held-out group and as the median over
-groups of each group's MAPE, with a 95 % interval from resampling the groups (:func:`group_bootstrap`); the margin
+groups' held-out errors under the same procedure require), and by each baseline fitted on the other groups. The
+errors are reported per held-out group and as the median over groups of each group's MAPE, with a 95 % interval from resampling the groups (:func:`group_bootstrap`); the margin
 of the procedure over the best baseline is paired on the same resamples. The saved model is the form chosen on
 all groups, fitted on every row, with intervals calibrated on its held-out-group errors
 (:class:`~perfkit.model.uncertainty.group_intervals.GroupIntervalModel`).
@@ -76,6 +76,7 @@ def _tables(y, preds: dict, groups, nested) -> tuple:
 def run_grouped(spec, X, y, say, progress: bool) -> StudyResult:
     """The study ``spec`` (with ``split``) on the prepared ``X``, ``y``."""
     from ..model.selection.by_group import logo_predictions, nested_group_study, select_by_groups
+    from ..model.uncertainty.extrapolation import interval_coverage
     from ..model.uncertainty.group_intervals import GroupIntervalModel
     from .hardware import group_baselines, group_candidates, group_column
 
@@ -102,13 +103,13 @@ def run_grouped(spec, X, y, say, progress: bool) -> StudyResult:
                                gpu_specs=spec.gpu_specs, gpus=spec.gpus, batch=spec.batch).fit(X, y)
     per, pooled, margin = _tables(y, preds, groups, nested)
     iv = nested.rows
-    inside = (y >= iv["lower"].to_numpy()) & (y <= iv["upper"].to_numpy())
-    inside_nested = (y >= iv["lower_nested"].to_numpy()) & (y <= iv["upper_nested"].to_numpy())
     ok = np.isfinite(iv["predicted"].to_numpy(dtype=float))
+    coverage = {k: interval_coverage(y[ok], iv[f"lower{k}"].to_numpy()[ok], iv[f"upper{k}"].to_numpy()[ok])
+                for k in ("", "_nested")}
     result = StudyResult(spec=spec, model=model, label=SELECTED, header=header, n_fit=len(X), n_test=int(ok.sum()),
                          fit_seconds=time.perf_counter() - start, model_summary=f"chosen on all groups: {final.name}\n"
                          + model.summary(), search_table=final.scores, held_out=pooled,
-                         coverage=float(inside[ok].mean()), coverage_nested=float(inside_nested[ok].mean()),
+                         coverage=coverage[""], coverage_nested=coverage["_nested"],
                          coverage_rows=int(ok.sum()),
                          unscored_rows=int((~ok).sum()))
     result.groups, result.margin = per, margin

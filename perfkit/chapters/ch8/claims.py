@@ -18,7 +18,7 @@ from ...study.grouped import group_bootstrap
 from ..common import Quantities
 from .params import DATASET_NAMES, DATASETS
 
-__all__ = ["CLAIMS", "Ch8Quantities", "SELECTED"]
+__all__ = ["CLAIMS", "Ch8Quantities", "SELECTED", "held_out_inside"]
 
 SELECTED = "selected form"
 _DRAWS = f"{B} bootstrap resamples of the held-out GPU types"
@@ -75,16 +75,22 @@ def _margin(q, study):
                                  f"selected form − {best}; {_DRAWS}")
 
 
+def held_out_inside(rows) -> tuple:
+    """(group, inside) of the rows the selected form predicted: each row's held-out GPU and whether its measured
+    time lies in the selected form's interval (what the coverage claim and the per-GPU table count)."""
+    r = rows[np.isfinite(rows[SELECTED].to_numpy(dtype=float))]
+    y = r["measured"].to_numpy(dtype=float)
+    return r["group"].to_numpy(dtype=object), (y >= r["lower"].to_numpy()) & (y <= r["upper"].to_numpy())
+
+
 def _coverage(q, study):
     rows = getattr(q, _field(study))
     if rows is None:
         return None
 
     def compute():
-        r = rows[np.isfinite(rows[SELECTED].to_numpy(dtype=float))]
-        y = r["measured"].to_numpy(dtype=float)
-        inside = ((y >= r["lower"].to_numpy()) & (y <= r["upper"].to_numpy())).astype(float)
-        g = r["group"].to_numpy(dtype=object)
+        g, inside = held_out_inside(rows)
+        inside = inside.astype(float)
         levels = sorted(set(g.tolist()), key=str)
         hits = np.array([inside[g == lv].sum() for lv in levels])
         counts = np.array([(g == lv).sum() for lv in levels])

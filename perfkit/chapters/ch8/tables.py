@@ -4,6 +4,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from .claims import held_out_inside
 from .compute import SELECTED
 
 __all__ = ["by_gpu", "overview", "by_workload", "bias", "search", "roofline", "workload_label"]
@@ -26,9 +27,8 @@ def by_gpu(study) -> pd.DataFrame:
 
 def _coverage_by_gpu(study) -> pd.Series:
     """Per held-out GPU, the share (%) of its predicted rows inside the selected form's intervals."""
-    r = study.rows[np.isfinite(study.rows[SELECTED].to_numpy(dtype=float))]
-    inside = (r["measured"] >= r["lower"]) & (r["measured"] <= r["upper"])
-    return 100.0 * inside.groupby(r["group"]).mean()
+    group, inside = held_out_inside(study.rows)
+    return 100.0 * pd.Series(inside).groupby(group).mean()
 
 
 def _median_of_medians(study, model) -> float:
